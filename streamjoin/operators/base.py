@@ -1,0 +1,175 @@
+"""Contracts every join operator shares: input records, changelog output, stream time, state.
+
+Operators are pure Python: a `JoinProcessor` takes `Record`s one at a time, in the order the task
+processes them, and returns the `Change`s they cause. The Spark adapter (`streamjoin.spark`) runs
+one processor per task (input partition) inside a stateful operator; tests drive them directly.
+
+Projection is not an operator's business: a `Change` carries the left and right rows that joined
+(either may be None for a null-padded outer row) and the adapter projects them.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Iterator
+
+# Event times are epoch milliseconds. End of input advances time to END_OF_TIME (a bounded
+# source's final watermark, as in Flink), which closes every window.
+END_OF_TIME = 2**62
+BEGINNING_OF_TIME = -(2**62)
+
+Row = dict[str, Any]
+
+
+class Side(enum.IntEnum):
+    LEFT = 0
+    RIGHT = 1
+
+    @property
+    def other(self) -> "Side":
+        return Side(1 - self)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One input record as the join sees it.
+
+    `key` is the join key (a tuple for multi-column keys; None for a null key); `value` None is a
+    null-value record on a stream and a tombstone on a table. `ts` is the event time.
+    `seq` is the arrival position within the task, used only to break timestamp ties.
+    """
+
+    side: Side
+    key: Hashable | None
+    value: Row | None
+    ts: int
+    seq: int = 0
+
+
+class RowKind(enum.Enum):
+    """Flink's RowKind: what a changelog row does to the result."""
+
+    INSERT = "+I"
+    UPDATE_BEFORE = "-U"
+    UPDATE_AFTER = "+U"
+    DELETE = "-D"
+
+    @property
+    def is_retraction(self) -> bool:
+        return self in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changelog row of a join result.
+
+    `key` is the result key. For INSERT / UPDATE_AFTER, `left` and `right` are the joined rows (one
+    may be None: a null-padded outer row). For DELETE of a keyed result (ksqlDB tombstone) both are
+    None; for a Flink retraction (-D / -U) they hold the retracted row.
+    """
+
+    kind: RowKind
+    key: Hashable | None
+    left: Row | None
+    right: Row | None
+    ts: int
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.kind is RowKind.DELETE and self.left is None and self.right is None
+
+
+@dataclass
+class StreamTime:
+    """The largest event time a task has seen (ksqlDB/Kafka Streams stream time).
+
+    It never goes back: an out-of-order record does not move it.
+    """
+
+    now: int = BEGINNING_OF_TIME
+
+    def observe(self, ts: int) -> int:
+        if ts > self.now:
+            self.now = ts
+        return self.now
+
+
+class KeyValueStore(ABC):
+    """The state an operator keeps, behind the smallest interface that serves every join."""
+
+    @abstractmethod
+    def get(self, key: Hashable, default: Any = None) -> Any: ...
+
+    @abstractmethod
+    def put(self, key: Hashable, value: Any) -> None: ...
+
+    @abstractmethod
+    def delete(self, key: Hashable) -> None: ...
+
+    @abstractmethod
+    def items(self) -> Iterator[tuple[Hashable, Any]]: ...
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+
+class InMemoryStore(KeyValueStore):
+    """A dict-backed store; picklable, so the Spark adapter can checkpoint a whole task."""
+
+    def __init__(self) -> None:
+        self._data: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def put(self, key: Hashable, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: Hashable) -> None:
+        self._data.pop(key, None)
+
+    def items(self) -> Iterator[tuple[Hashable, Any]]:
+        return iter(list(self._data.items()))
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+@dataclass
+class JoinMetrics:
+    """Records a join did not join, counted as ksqlDB/Kafka Streams count them (never silently
+    dropped): `late` (behind window + grace), `null_key`, `null_value`, `expired` (state TTL)."""
+
+    counts: Counter = field(default_factory=Counter)
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.counts[what] += n
+
+    def __getitem__(self, what: str) -> int:
+        return self.counts[what]
+
+
+class JoinProcessor(ABC):
+    """A running join: configuration is given at construction and never changes; state lives in
+    stores and the stream time; `metrics` counts what was not joined."""
+
+    def __init__(self) -> None:
+        self.metrics = JoinMetrics()
+
+    @abstractmethod
+    def process(self, record: Record) -> list[Change]:
+        """Apply one record; return the changes it causes, in emission order."""
+
+    def advance_to(self, ts: int) -> list[Change]:
+        """Time moved to `ts` without a record (watermark, end of input with END_OF_TIME).
+        Returns what closing windows emit. Operators without time-driven output return []."""
+        return []
+
+    def process_all(self, records: list[Record]) -> list[Change]:
+        out: list[Change] = []
+        for record in records:
+            out.extend(self.process(record))
+        return out
