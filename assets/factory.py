@@ -1,0 +1,150 @@
+"""The asset factory: every query of a `Project` becomes one multi-asset whose specs draw the
+lineage source topic → repartition topic → join → output topic and Delta table.
+
+Source topics no query writes are observable source assets (their data version is the sum of the
+end offsets, so new data shows in the UI); topics a query writes are that query's outputs, so a
+query reading another query's output topic hangs below it in the graph. Materialising the
+multi-asset runs the query once (`available_now`) or until stopped (`continuous`).
+"""
+
+import os
+import socket
+from dataclasses import dataclass
+
+import dagster as dg
+
+from assets.keys import FINGERPRINT, delta_key, query_key, report_metadata, topic_key
+from resources import DeltaResource, KafkaResource, SparkResource
+from streamjoin import project as facade
+from streamjoin.project import Project, QuerySpec, RunReport
+
+PID_TAG = "streamjoin/pid"  # the run worker's process, so the restart sensor can spot dead runs
+HOST_TAG = "streamjoin/host"
+MODES = ("available_now", "continuous")
+
+
+class StreamRunConfig(dg.Config):
+    """Run config of a streaming materialization (defaults: the query's own `-- mode:`)."""
+
+    mode: str = ""  # available_now | continuous; empty = the query's mode
+    stop_after_s: float = 0.0  # continuous only: stop after this many seconds (0 = run forever)
+
+
+@dataclass(frozen=True)
+class QueryAssets:
+    """What the factory built: the source-topic assets and one multi-asset per query name."""
+
+    sources: tuple[dg.AssetsDefinition, ...]
+    queries: dict[str, dg.AssetsDefinition]
+
+    def all(self) -> list[dg.AssetsDefinition]:
+        return [*self.sources, *self.queries.values()]
+
+
+def build_assets(project: Project) -> QueryAssets:
+    written = {q.output_topic: q for q in project.queries}
+    readers: dict[str, str] = {}  # topic -> group of its first reader (keeps folders together)
+    for q in project.queries:
+        for topic in q.source_topics:
+            readers.setdefault(topic, q.group)
+    sources = {s.topic: s for s in project.sources}
+    external = [_source_topic_asset(topic, readers.get(topic, "sources"),
+                                    sources[topic].partitions if topic in sources else None)
+                for topic in dict.fromkeys(t for q in project.queries for t in q.source_topics)
+                if topic not in written]
+    return QueryAssets(tuple(external), {q.name: _query_asset(q) for q in project.queries})
+
+
+def _source_topic_asset(topic: str, group: str, partitions: int | None) -> dg.AssetsDefinition:
+    @dg.observable_source_asset(key=topic_key(topic), group_name=group, kinds={"kafka"},
+                                description=f"Kafka source topic `{topic}`",
+                                metadata={"partitions": partitions or 0},
+                                required_resource_keys={"kafka"})
+    def observe(context) -> dg.ObserveResult:
+        ends = context.resources.kafka.end_offsets(topic)
+        total = sum(ends.values())
+        return dg.ObserveResult(data_version=dg.DataVersion(str(total)),
+                                metadata={"end_offsets_total": dg.MetadataValue.int(total),
+                                          "partitions": dg.MetadataValue.int(len(ends))})
+
+    return observe
+
+
+def repartition_feeds(spec: QuerySpec) -> dict[str, tuple[str, ...]]:
+    """{repartition topic: source topics feeding it}. QuerySpec does not say which input a
+    repartition topic re-keys, so match the source name or topic inside the repartition topic's
+    name (Kafka Streams names them after their input) and fall back to every source."""
+    feeds = {}
+    for topic in spec.repartition_topics:
+        named = tuple(t for t, n in zip(spec.source_topics, spec.source_names)
+                      if t in topic or n in topic)
+        feeds[topic] = named or spec.source_topics
+    return feeds
+
+
+def describe(spec: QuerySpec) -> str:
+    return (f"`{spec.path.name}` ({spec.dialect}, mode {spec.mode})\n\n```sql\n{spec.sql.strip()}\n"
+            f"```\n\nEXPLAIN\n\n```\n{spec.explain.strip()}\n```")
+
+
+def _specs(spec: QuerySpec) -> list[dg.AssetSpec]:
+    feeds = repartition_feeds(spec)
+    repartitioned = {t for topics in feeds.values() for t in topics}
+    tags = {"streamjoin/mode": spec.mode}
+    repartitions = [dg.AssetSpec(topic_key(topic), deps=[topic_key(t) for t in inputs],
+                                 group_name=spec.group, kinds={"kafka"}, tags=tags,
+                                 description=f"Internal repartition topic of `{spec.name}`")
+                    for topic, inputs in feeds.items()]
+    join_deps = [r.key for r in repartitions] + [topic_key(t) for t in spec.source_topics
+                                                 if t not in repartitioned]
+    join = dg.AssetSpec(query_key(spec), deps=join_deps, group_name=spec.group,
+                        code_version=spec.code_version, description=describe(spec),
+                        kinds={"spark"}, tags=tags,
+                        metadata={"sql_path": dg.MetadataValue.path(str(spec.path)),
+                                  "dialect": spec.dialect})
+    output = dg.AssetSpec(topic_key(spec.output_topic), deps=[join.key], group_name=spec.group,
+                          kinds={"kafka"}, tags=tags,
+                          description=f"{spec.output_kind} topic written by `{spec.name}`")
+    table = dg.AssetSpec(delta_key(spec), deps=[join.key], group_name=spec.group,
+                         kinds={"delta"}, tags=tags,
+                         metadata={"path": dg.MetadataValue.path(spec.delta_path)},
+                         description=f"Delta table written by `{spec.name}`")
+    return [*repartitions, join, output, table]
+
+
+def _query_asset(spec: QuerySpec) -> dg.AssetsDefinition:
+    specs = _specs(spec)
+
+    @dg.multi_asset(name=spec.name, specs=specs, can_subset=False)
+    def run(context: dg.AssetExecutionContext, config: StreamRunConfig, spark: SparkResource,
+            kafka: KafkaResource, delta: DeltaResource):
+        # spark and kafka are taken so they export their settings to the engine before it runs.
+        mode = config.mode or spec.mode
+        if mode not in MODES:
+            raise dg.Failure(f"mode must be one of {MODES}, got {mode!r}")
+        context.instance.add_run_tags(context.run.run_id, {PID_TAG: str(os.getpid()),
+                                                       HOST_TAG: socket.gethostname()})
+
+        def progress(report: RunReport) -> None:
+            context.log_event(dg.AssetObservation(asset_key=query_key(spec),
+                                                  metadata=report_metadata(report)))
+
+        report = facade.run_query(spec, mode=mode, stop_after_s=config.stop_after_s or None,
+                                  on_progress=progress)
+        metadata = report_metadata(report)
+        for topic in spec.repartition_topics:  # upstream of the join: yielded first
+            yield dg.MaterializeResult(asset_key=topic_key(topic))
+        yield dg.MaterializeResult(
+            asset_key=query_key(spec),
+            metadata=metadata | {FINGERPRINT: facade.state_fingerprint(spec), "mode": mode})
+        yield dg.MaterializeResult(asset_key=topic_key(spec.output_topic),
+                                   metadata={"output_rows": metadata["output_rows"]})
+        version = report.delta_version
+        if version is None and report.delta_path:
+            version = delta.version(report.delta_path)
+        table = {"output_rows": metadata["output_rows"]}
+        if version is not None:
+            table["delta_version"] = dg.MetadataValue.int(version)
+        yield dg.MaterializeResult(asset_key=delta_key(spec), metadata=table)
+
+    return run

@@ -1,0 +1,89 @@
+"""I/O benchmark: how much of raw kafka-python read speed the Spark source keeps.
+
+Produces RECORDS records to a 2-partition topic on the embedded broker (or
+STREAMJOIN_KAFKA_BOOTSTRAP), then reads them twice in the same run:
+  1. raw kafka-python: one consumer, assign() + poll() over both partitions;
+  2. the streamjoin_kafka Spark source, availableNow into the no-op sink (after a small warm-up
+     query, so Python worker start-up is not counted).
+Prints both rates and their ratio. Usage: python bench/io.py [RECORDS]
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+import uuid
+
+from kafka import TopicPartition
+
+from streamjoin.broker import ensure_bootstrap
+from streamjoin.config import Settings, kafka_client_config
+from streamjoin.kafka import admin, offsets
+from streamjoin.kafka.records import OutRecord
+
+PARTITIONS = 2
+VALUE = b"x" * 100
+
+
+def produce(bootstrap: str, topic: str, count: int) -> float:
+    admin.create_topics(bootstrap, {topic: PARTITIONS})
+    started = time.perf_counter()
+    admin.produce(bootstrap, topic, (OutRecord(key=b"key-%d" % n, value=VALUE,
+                                               timestamp_ms=1_700_000_000_000 + n)
+                                     for n in range(count)))
+    return count / (time.perf_counter() - started)
+
+
+def raw_read_rate(bootstrap: str, topic: str, count: int) -> float:
+    consumer = offsets.data_consumer(kafka_client_config(bootstrap=bootstrap))
+    try:
+        tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        started = time.perf_counter()
+        consumer.assign(tps)
+        consumer.seek_to_beginning()
+        seen = 0
+        while seen < count:
+            seen += sum(len(batch) for batch in consumer.poll(timeout_ms=1000).values())
+        return count / (time.perf_counter() - started)
+    finally:
+        consumer.close()
+
+
+def spark_read_rate(spark, bootstrap: str, topic: str, count: int, checkpoint: str) -> float:
+    started = time.perf_counter()
+    query = (spark.readStream.format("streamjoin_kafka")
+             .option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic).load()
+             .writeStream.format("noop").option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    elapsed = time.perf_counter() - started
+    read = sum(progress["numInputRows"] for progress in query.recentProgress)
+    if read != count:
+        raise RuntimeError(f"Spark source read {read} records, expected {count}")
+    return count / elapsed
+
+
+def main(count: int) -> None:
+    bootstrap = ensure_bootstrap(Settings.from_env())
+    topic, warmup = f"bench-io-{uuid.uuid4().hex[:8]}", f"bench-io-warmup-{uuid.uuid4().hex[:8]}"
+    print(f"broker {bootstrap}; producing {count:,} records ({len(VALUE)} B values) "
+          f"to {PARTITIONS} partitions")
+    print(f"produce (kafka-python, murmur2 partitioning): {produce(bootstrap, topic, count):>9,.0f} rec/s")
+    raw = raw_read_rate(bootstrap, topic, count)
+    print(f"raw kafka-python read (assign+poll):          {raw:>9,.0f} rec/s")
+
+    from streamjoin.spark.session import get_spark
+
+    spark = get_spark("streamjoin-bench-io")
+    produce(bootstrap, warmup, 2_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        spark_read_rate(spark, bootstrap, warmup, 2_000, f"{tmp}/warmup")
+        via_spark = spark_read_rate(spark, bootstrap, topic, count, f"{tmp}/bench")
+    print(f"Spark source -> noop sink (availableNow):     {via_spark:>9,.0f} rec/s")
+    print(f"ratio Spark/raw: {via_spark / raw:.2f}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000)

@@ -1,0 +1,53 @@
+"""The one Definitions(...) wiring point: assets, checks, jobs, sensors, schedules and resources
+built from the query files under sql/ (STREAMJOIN_SQL_DIR overrides the folder).
+
+Loading is lazy (`@dg.definitions`): importing this module does not parse sql/; loading the
+definitions does, and a broken query file fails the load with its positioned error."""
+
+import os
+import warnings
+from pathlib import Path
+
+import dagster as dg
+
+from assets import build_assets, build_checks
+from jobs.backfill import build_backfill_jobs, build_backfill_sensor
+from jobs.repartition import build_repartition_jobs
+from jobs.sensors import build_launch_sensor, build_restart_sensor
+from jobs.streaming import build_reset_jobs, build_stream_jobs
+from resources import default_resources
+from resources.platform import PlatformConfig
+from streamjoin import project as facade
+from streamjoin.project import Project
+
+# Observable source assets are a beta API we use on purpose (and Dagster's sensor decorator warns
+# about its own `owners` parameter): keep these notices out of every code-server and run log.
+warnings.filterwarnings("ignore", category=dg.BetaWarning)
+
+SQL_DIR = Path(os.environ.get("STREAMJOIN_SQL_DIR") or Path(__file__).parent / "sql")
+
+
+def build_definitions(project: Project, config: PlatformConfig | None = None) -> dg.Definitions:
+    config = config or PlatformConfig.from_env()
+    assets = build_assets(project)
+    stream_jobs = build_stream_jobs(project, assets)
+    backfill_jobs = build_backfill_jobs(project, config)
+    repartition_jobs, schedules = build_repartition_jobs(project, assets, config)
+    return dg.Definitions(
+        assets=assets.all(),
+        asset_checks=build_checks(project, config),
+        jobs=[*stream_jobs, *backfill_jobs, *repartition_jobs, *build_reset_jobs(project)],
+        sensors=[build_launch_sensor(project, stream_jobs),
+                 build_restart_sensor(project, stream_jobs, config),
+                 build_backfill_sensor(project, backfill_jobs, config)],
+        schedules=schedules,
+        resources=default_resources(),
+        # Every job is one step (a query, a backfill window, a reset): running it inside the run
+        # worker saves a process start and keeps one Spark session per run.
+        executor=dg.in_process_executor,
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return build_definitions(facade.load_project(SQL_DIR))

@@ -1,0 +1,17 @@
+-- dialect: flink
+-- Inputs of the Flink event-time temporal join (seeds/flink-joins-in-continuous-queries.md).
+CREATE TABLE orders_f (
+  order_id STRING,
+  product_id STRING,
+  order_time TIMESTAMP(3),
+  WATERMARK FOR order_time AS order_time
+) WITH ('connector' = 'kafka', 'topic' = 'flink_orders', 'value.format' = 'json');
+
+CREATE TABLE product_changelog (
+  product_id STRING,
+  product_name STRING,
+  product_price DECIMAL(10, 4),
+  update_time TIMESTAMP(3) METADATA FROM 'value.source.timestamp' VIRTUAL,
+  PRIMARY KEY(product_id) NOT ENFORCED,
+  WATERMARK FOR update_time AS update_time
+) WITH ('connector' = 'kafka', 'topic' = 'flink_products', 'value.format' = 'json');

@@ -1,0 +1,121 @@
+"""The conformance case format (../shared/conformance/README.md) as dataclasses.
+
+Optional fields keep "absent" apart from null: `ExpectedRecord.has_key` is False when the case
+does not assert the key, while `has_key and key is None` asserts a null key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+_REQUIRED = ("id", "dialect", "sql")
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """One input record in arrival order: to a source (by name) or straight to a topic."""
+
+    source: str | None
+    topic: str | None
+    ts: int | None
+    key: Any
+    value: Any
+    headers: tuple[dict, ...] | None = None
+    window: dict | None = None
+
+    @classmethod
+    def from_json(cls, data: dict) -> "InputRecord":
+        if "source" not in data and "topic" not in data:
+            raise ValueError("an input needs 'source' or 'topic'")
+        headers = data.get("headers")
+        return cls(data.get("source"), data.get("topic"), data.get("ts"), data.get("key"), data.get("value"),
+                   tuple(headers) if headers is not None else None, data.get("window"))
+
+
+@dataclass(frozen=True)
+class ExpectedRecord:
+    """One expected output record; has_* flags say which fields the case asserts."""
+
+    value: Any
+    ts: int | None = None
+    key: Any = None
+    topic: str | None = None
+    headers: tuple[dict, ...] | None = None
+    window: dict | None = None
+    has_ts: bool = False
+    has_key: bool = False
+    has_topic: bool = False
+    has_headers: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ExpectedRecord":
+        headers = data.get("headers")
+        return cls(data.get("value"), data.get("ts"), data.get("key"), data.get("topic"),
+                   tuple(headers) if headers is not None else None, data.get("window"),
+                   "ts" in data, "key" in data, "topic" in data, "headers" in data)
+
+
+@dataclass(frozen=True)
+class ExpectError:
+    contains: tuple[str, ...] = ()
+    stage: str = "statement"
+
+    def matches(self, message: str) -> list[str]:
+        """The required substrings missing from `message` (case-insensitive)."""
+        return [s for s in self.contains if s.lower() not in message.lower()]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    dialect: str
+    sql: str
+    section: str = ""
+    sources: tuple[dict, ...] = ()
+    ddl: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    settings: dict = field(default_factory=dict)
+    inputs: tuple[InputRecord, ...] = ()
+    expected: tuple[ExpectedRecord, ...] = ()
+    compare: str = "ordered"
+    expect_error: ExpectError | None = None
+    expected_partitioning: str | None = None
+    expected_schema: dict | None = None
+    notes: str = ""
+    file: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict, file: str | None = None) -> "Case":
+        missing = [k for k in _REQUIRED if k not in data]
+        if missing:
+            raise ValueError(f"case {data.get('id', '?')}: missing field(s) {', '.join(missing)}")
+        error = data.get("expect_error")
+        setup = data.get("setup") or ()
+        return cls(
+            id=data["id"], dialect=data["dialect"], sql=data["sql"], section=data.get("section", ""),
+            sources=tuple(data.get("sources") or ()), ddl=tuple(data.get("ddl") or ()),
+            setup=(setup,) if isinstance(setup, str) else tuple(setup),
+            settings=dict(data.get("settings") or {}),
+            inputs=tuple(InputRecord.from_json(r) for r in data.get("inputs") or ()),
+            expected=tuple(ExpectedRecord.from_json(r) for r in data.get("expected") or ()),
+            compare=data.get("compare", "ordered"),
+            expect_error=None if error is None else ExpectError(tuple(error.get("contains") or ()),
+                                                                  error.get("stage", "statement")),
+            expected_partitioning=data.get("expected_partitioning"),
+            expected_schema=data.get("expected_schema"), notes=data.get("notes", ""), file=file,
+        )
+
+
+def load_cases(paths: Iterable[str | Path]) -> list[Case]:
+    """Every case of the given JSON files and of the *.json files in the given directories."""
+    cases: list[Case] = []
+    for path in map(Path, paths):
+        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+        for file in files:
+            document = json.loads(file.read_text())
+            entries = document.get("cases", []) if isinstance(document, dict) else document
+            cases += [Case.from_json(entry, str(file)) for entry in entries]
+    return cases

@@ -1,0 +1,91 @@
+"""AST nodes the streaming dialects add to sqlglot's expression tree (each declares arg_types;
+the dialect's Generator prints them back, so every node round-trips)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+UNIT_MS = {
+    "MILLISECOND": 1, "MILLISECONDS": 1, "MS": 1,
+    "SECOND": 1000, "SECONDS": 1000, "S": 1000,
+    "MINUTE": 60_000, "MINUTES": 60_000, "M": 60_000,
+    "HOUR": 3_600_000, "HOURS": 3_600_000, "H": 3_600_000,
+    "DAY": 86_400_000, "DAYS": 86_400_000, "D": 86_400_000,
+}
+
+
+class Duration(exp.Expression):
+    """`15 SECONDS`, `1 HOURS`, Lenses `5s`: a number and a unit."""
+
+    arg_types = {"this": True, "unit": True}
+
+    @property
+    def millis(self) -> int:
+        return int(float(self.this.name) * UNIT_MS[self.args["unit"].name.upper()])
+
+
+class Within(exp.Expression):
+    """`WITHIN n UNIT` (before = after = n) or `WITHIN (before, after)`; `grace` from
+    `GRACE PERIOD n UNIT`. Attached to the joined relation (`SourceTable.within`)."""
+
+    arg_types = {"before": False, "after": False, "grace": False, "symmetric": False}
+
+
+class SourceTable(exp.Table):
+    """A relation in FROM/JOIN with the streaming clauses the dialects hang on it: s-Server
+    `OVER (RANGE ... | ROWS ...)` or `OVER w` (window, an exp.WindowSpec or exp.Var name) and the
+    ksqlDB/Lenses join window (within, a Within)."""
+
+    arg_types = {**exp.Table.arg_types, "window": False, "within": False}
+
+
+class SourceColumn(exp.Expression):
+    """A column element of CREATE STREAM/TABLE: `name type [KEY | PRIMARY KEY] [NOT NULL]
+    [METADATA [FROM 'k'] [VIRTUAL]]`, or Flink's computed `name AS expr`. `type_text` keeps the
+    type as written (a string literal) for SqlType.parse."""
+
+    arg_types = {"this": True, "kind": False, "type_text": False, "key": False, "not_null": False,
+                 "metadata": False, "metadata_from": False, "virtual": False, "computed": False}
+
+
+class Watermark(exp.Expression):
+    """Flink `WATERMARK FOR col AS expr`."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+class CreateRelation(exp.Expression):
+    """`CREATE [OR REPLACE] STREAM|TABLE [IF NOT EXISTS] name [(columns)] [WITH (props)]
+    [AS query]`: a source declaration (no query) or a persistent query (CSAS/CTAS).
+    properties: list of exp.Property with a lower-cased name."""
+
+    arg_types = {"kind": True, "this": True, "columns": False, "primary_key": False,
+                 "watermarks": False, "properties": False, "expression": False, "replace": False,
+                 "exists": False}
+
+
+class StreamQuery(exp.Expression):
+    """A query with ksqlDB's trailing clauses: `... PARTITION BY expr` and `EMIT CHANGES|FINAL`."""
+
+    arg_types = {"this": True, "partition_by": False, "emit": False}
+
+
+class ViewDefinition(exp.Expression):
+    """Lenses `WITH name AS (SELECT STREAM|TABLE ...);`: a named intermediate relation."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+class SetOption(exp.Expression):
+    """`SET key = value;` with key and value kept as text (`SET table.local-time-zone=UTC;`,
+    `SET 'streamjoin.allow_multi_column_keys'='true';`)."""
+
+    arg_types = {"this": True, "expression": True}
+
+    @property
+    def option(self) -> str:
+        return self.this.name
+
+    @property
+    def value(self) -> str:
+        return self.expression.name

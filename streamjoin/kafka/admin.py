@@ -1,0 +1,111 @@
+"""Kafka admin and client helpers for the engine, tests and benchmarks. Every function takes the
+bootstrap servers; security settings come from `Settings` (environment) unless given."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+from kafka.errors import TopicAlreadyExistsError
+
+from streamjoin.config import Settings, kafka_client_config
+from streamjoin.kafka import offsets
+from streamjoin.kafka.producer import bulk_producer, send_all
+from streamjoin.kafka.records import ConsumedRecord, OutRecord
+
+
+def _config(bootstrap: str, settings: Settings | None) -> dict:
+    return kafka_client_config(settings, bootstrap)
+
+
+def create_topics(bootstrap: str, partitions_by_topic: dict[str, int],
+                  settings: Settings | None = None, replication_factor: int = 1) -> None:
+    """Create missing topics; existing ones must already have the requested partition count."""
+    existing = partition_counts(bootstrap, list(partitions_by_topic), settings, missing_ok=True)
+    for topic, wanted in partitions_by_topic.items():
+        if topic in existing and existing[topic] != wanted:
+            raise ValueError(f"topic {topic!r} exists with {existing[topic]} partitions, "
+                             f"wanted {wanted}")
+    new = [NewTopic(topic, n, replication_factor)
+           for topic, n in partitions_by_topic.items() if topic not in existing]
+    if not new:
+        return
+    admin = KafkaAdminClient(**_config(bootstrap, settings))
+    try:
+        admin.create_topics(new)
+    except TopicAlreadyExistsError:
+        pass  # created concurrently by another client: idempotent
+    finally:
+        admin.close()
+
+
+def list_topics(bootstrap: str, settings: Settings | None = None) -> list[str]:
+    admin = KafkaAdminClient(**_config(bootstrap, settings))
+    try:
+        return sorted(admin.list_topics())
+    finally:
+        admin.close()
+
+
+def partition_counts(bootstrap: str, topics: list[str], settings: Settings | None = None,
+                     missing_ok: bool = False) -> dict[str, int]:
+    """{topic: partition count}; missing topics raise ValueError unless missing_ok (then absent)."""
+    consumer = offsets.offset_consumer(_config(bootstrap, settings))
+    try:
+        counts = {}
+        for topic in topics:
+            partitions = consumer.partitions_for_topic(topic)
+            if partitions:
+                counts[topic] = len(partitions)
+            elif not missing_ok:
+                raise ValueError(f"Kafka topic {topic!r} does not exist")
+        return counts
+    finally:
+        consumer.close()
+
+
+def end_offsets(bootstrap: str, topic: str, settings: Settings | None = None) -> dict[int, int]:
+    """{partition: log end offset (next offset to be written)}, exact on Tansu too."""
+    consumer = offsets.offset_consumer(_config(bootstrap, settings))
+    try:
+        tps = offsets.topic_partitions(consumer, [topic])
+        return {tp.partition: end for tp, end in offsets.log_end_offsets(consumer, tps).items()}
+    finally:
+        consumer.close()
+
+
+def produce(bootstrap: str, topic: str, records: Iterable[OutRecord],
+            settings: Settings | None = None) -> int:
+    """Produce `records` (default partitioning: murmur2 of the key; keyless round-robin), flush,
+    and return how many were acknowledged."""
+    producer = bulk_producer(_config(bootstrap, settings))
+    try:
+        return send_all(producer, topic, records)
+    finally:
+        producer.close()
+
+
+def read_all(bootstrap: str, topic: str, settings: Settings | None = None) -> list[ConsumedRecord]:
+    """Every record of `topic` up to the current end offsets, partition by partition."""
+    config = _config(bootstrap, settings)
+    consumer = offsets.offset_consumer(config)
+    try:
+        tps = offsets.topic_partitions(consumer, [topic])
+        starts = offsets.beginning_offsets(consumer, tps)
+        ends = offsets.log_end_offsets(consumer, tps)
+    finally:
+        consumer.close()
+    reader = offsets.data_consumer(config)
+    try:
+        return [consumed(record) for tp in tps
+                for record in offsets.read_range(reader, tp, starts[tp], ends[tp])]
+    finally:
+        reader.close()
+
+
+def consumed(record) -> ConsumedRecord:
+    """ConsumedRecord from a kafka-python ConsumerRecord."""
+    return ConsumedRecord(topic=record.topic, partition=record.partition, offset=record.offset,
+                          key=record.key, value=record.value, timestamp_ms=record.timestamp,
+                          timestamp_type=record.timestamp_type, headers=tuple(record.headers))

@@ -1,0 +1,130 @@
+"""Consumer-level offset work shared by the admin helpers and the Spark source: log end offsets
+that are correct on Tansu, timestamp -> offset lookup that is correct on Tansu, and reading an
+exact offset range of one partition.
+
+Tansu quirks handled here (harmless on real Kafka):
+- ListOffsets(LATEST) answers the base offset of the last record batch, not the log end. We seek
+  there and fetch once: the Fetch response carries the true high watermark.
+- ListOffsets(timestamp) answers by append time, ignoring record timestamps. We check the answer
+  against the record it points to and otherwise scan for the first record at or after the time.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from kafka import KafkaConsumer, TopicPartition
+from kafka.record import util as record_util
+
+STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
+_POLL_MS = 200
+
+
+def offset_consumer(client_config: dict) -> KafkaConsumer:
+    """A consumer for metadata and offset lookups: no group, small fetches."""
+    # fetch_max_wait_ms: a fetch at the log end must answer at once (it carries the high watermark).
+    return KafkaConsumer(**client_config, enable_auto_commit=False, group_id=None,
+                         max_partition_fetch_bytes=1024, fetch_max_bytes=64 * 1024,
+                         fetch_max_wait_ms=10)
+
+
+# kafka-python checks each batch's CRC32C in pure Python unless the `crc32c` C extension is
+# installed; that check alone took a third of the read time. Without the extension we rely on
+# TCP checksums in transit (the broker validated the CRC when the batch was produced).
+CHECK_CRCS = record_util.crc32c_c is not None
+
+
+def data_consumer(client_config: dict) -> KafkaConsumer:
+    """A consumer for bulk reads: no group, large fetches."""
+    return KafkaConsumer(**client_config, enable_auto_commit=False, group_id=None,
+                         max_poll_records=20_000, fetch_max_bytes=64 * 1024 * 1024,
+                         max_partition_fetch_bytes=16 * 1024 * 1024, receive_buffer_bytes=4 << 20,
+                         check_crcs=CHECK_CRCS)
+
+
+def topic_partitions(consumer: KafkaConsumer, topics: list[str]) -> list[TopicPartition]:
+    """All partitions of `topics`, in topic order then partition order."""
+    result = []
+    for topic in topics:
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            raise ValueError(f"Kafka topic {topic!r} does not exist")
+        result.extend(TopicPartition(topic, p) for p in sorted(partitions))
+    return result
+
+
+def beginning_offsets(consumer: KafkaConsumer, tps: list[TopicPartition]) -> dict:
+    return dict(consumer.beginning_offsets(tps)) if tps else {}
+
+
+def log_end_offsets(consumer: KafkaConsumer, tps: list[TopicPartition]) -> dict:
+    """{tp: offset of the next record to be written}, exact on Tansu too (see module doc)."""
+    if not tps:
+        return {}
+    listed = consumer.end_offsets(tps)
+    consumer.assign(tps)
+    for tp in tps:
+        consumer.seek(tp, listed[tp])
+        # Forget the high watermark of an earlier call so we wait for a fresh fetch response
+        # (kafka-python has no public API for this).
+        consumer._subscription.assignment[tp].highwater = None
+    deadline = time.monotonic() + STALL_TIMEOUT_S
+    while any(consumer.highwater(tp) is None for tp in tps):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no fetch response for {tps} within {STALL_TIMEOUT_S}s")
+        consumer.poll(timeout_ms=_POLL_MS)
+    return {tp: max(listed[tp], consumer.highwater(tp)) for tp in tps}
+
+
+def offsets_for_timestamp(consumer: KafkaConsumer, tps: list[TopicPartition], timestamp_ms: int,
+                          ends: dict) -> dict:
+    """{tp: earliest offset whose record timestamp >= timestamp_ms}, or the end offset if none."""
+    hints = consumer.offsets_for_times({tp: timestamp_ms for tp in tps})
+    starts = beginning_offsets(consumer, tps)
+    result = {}
+    for tp in tps:
+        hint = hints.get(tp)
+        if hint is None:
+            result[tp] = ends[tp]
+        elif _record_timestamp(consumer, tp, hint.offset, ends[tp]) == hint.timestamp:
+            result[tp] = hint.offset  # the broker indexes record timestamps: trust it
+        else:
+            result[tp] = _scan_for_timestamp(consumer, tp, starts[tp], ends[tp], timestamp_ms)
+    return result
+
+
+def _record_timestamp(consumer: KafkaConsumer, tp: TopicPartition, offset: int, end: int):
+    for record in read_range(consumer, tp, offset, min(offset + 1, end)):
+        return record.timestamp
+    return None
+
+
+def _scan_for_timestamp(consumer, tp, start: int, end: int, timestamp_ms: int) -> int:
+    for record in read_range(consumer, tp, start, end):
+        if record.timestamp >= timestamp_ms:
+            return record.offset
+    return end
+
+
+def read_range(consumer: KafkaConsumer, tp: TopicPartition, start: int, end: int) -> Iterator:
+    """kafka-python ConsumerRecords of `tp` with start <= offset < end, in offset order. Offsets
+    may have gaps (transaction markers, compaction); the range ends when the position reaches
+    `end`. Raises TimeoutError if the broker stops delivering before that."""
+    if start >= end:
+        return
+    consumer.assign([tp])
+    consumer.seek(tp, start)
+    last_progress = time.monotonic()
+    while True:
+        batch = consumer.poll(timeout_ms=_POLL_MS).get(tp, ())
+        for record in batch:
+            if record.offset >= end:
+                return
+            yield record
+        if consumer.position(tp) >= end:
+            return
+        if batch:
+            last_progress = time.monotonic()
+        elif time.monotonic() - last_progress > STALL_TIMEOUT_S:
+            raise TimeoutError(f"{tp}: stuck at offset {consumer.position(tp)} before end {end}")

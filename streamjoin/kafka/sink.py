@@ -1,0 +1,130 @@
+"""Spark's Kafka sink rebuilt as a PySpark Python data source writer (Arrow batches in, one
+kafka-python producer per task), for streaming (`writeStream.format("streamjoin_kafka")`) and for
+batch writes (`write.format(...)`, e.g. inside foreachBatch).
+
+Input columns, as Spark's Kafka sink: value (binary, required; null = tombstone), key (binary,
+optional/nullable), topic (string, optional if option `topic` is set), partition (int, optional;
+default is Kafka's default partitioner: murmur2 of the key, keyless rows round-robin), headers
+(array<struct<key string, value binary>>, optional), timestamp (timestamp, optional).
+
+Delivery: at-least-once. Each task flushes and checks every send before returning its commit
+message, so a batch is committed only after all its records are acknowledged; a crash between
+produce and commit replays the batch. Every record carries the header streamjoin.id =
+"<writerId>:<batchId>:<task>.<seq>", identical on replay, so readers can drop the copies
+(records.dedupe_replayed). Kafka transactions are not used: the embedded broker (Tansu 0.6)
+accepts transactional producers but does not honour aborts (read_committed consumers still see
+aborted records), so they would promise exactly-once without delivering it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Mapping
+
+import pyarrow as pa
+from pyspark import TaskContext
+from pyspark.sql.datasource import (DataSourceArrowWriter, DataSourceStreamArrowWriter,
+                                    WriterCommitMessage)
+from pyspark.sql.types import StructType
+
+from streamjoin.config import client_config_from_options
+from streamjoin.kafka.producer import bulk_producer, choose_partition, partition_count
+from streamjoin.kafka.records import REPLAY_HEADER
+
+_KNOWN_COLUMNS = {"key", "value", "topic", "partition", "headers", "timestamp"}
+
+
+@dataclass
+class KafkaCommitMessage(WriterCommitMessage):
+    records: int
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    client_config: dict
+    topic: str | None
+    writer_id: str
+    batch_id: str | None  # batch writes (foreachBatch) pass it; streaming takes it from Spark
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str], schema: StructType) -> "SinkOptions":
+        names = set(schema.fieldNames())
+        if "value" not in names:
+            raise ValueError("the Kafka sink needs a 'value' column (binary; null = tombstone)")
+        unknown = names - _KNOWN_COLUMNS
+        if unknown:
+            raise ValueError(f"the Kafka sink does not know columns {sorted(unknown)}; "
+                             f"allowed: {sorted(_KNOWN_COLUMNS)}")
+        topic = options.get("topic")
+        if not topic and "topic" not in names:
+            raise ValueError("the Kafka sink needs option 'topic' or a 'topic' column")
+        return cls(client_config=client_config_from_options(options), topic=topic,
+                   writer_id=options.get("writerId") or topic or "streamjoin",
+                   batch_id=options.get("batchId"))
+
+
+def write_arrow(opts: SinkOptions, batches: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+    """Produce every row of `batches`; returns only once all are acknowledged."""
+    context = TaskContext.get()
+    task = context.partitionId() if context else 0
+    batch_id = opts.batch_id or (context and context.getLocalProperty("streaming.sql.batchId"))
+    id_prefix = f"{opts.writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}."
+    producer = bulk_producer(opts.client_config)
+    partitions_of: dict[str, int] = {}
+    futures = []
+    try:
+        sequence = 0
+        for batch in batches:
+            columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+            if "timestamp" in columns:  # Arrow timestamps (Spark: microseconds) -> epoch ms
+                timestamps = batch.column("timestamp")
+                as_ms = pa.timestamp("ms", tz=timestamps.type.tz)
+                columns["timestamp"] = timestamps.cast(as_ms, safe=False).cast(pa.int64()).to_pylist()
+            for row in range(batch.num_rows):
+                topic = columns["topic"][row] if "topic" in columns else None
+                topic = topic or opts.topic
+                key = columns["key"][row] if "key" in columns else None
+                partition = columns["partition"][row] if "partition" in columns else None
+                if partition is None:
+                    if topic not in partitions_of:
+                        partitions_of[topic] = partition_count(producer, topic)
+                    partition = choose_partition(key, partitions_of[topic], task + sequence)
+                headers = [(h["key"], h["value"]) for h in columns["headers"][row] or ()] \
+                    if "headers" in columns else []
+                headers.append((REPLAY_HEADER, f"{id_prefix}{sequence}".encode()))
+                futures.append(producer.send(
+                    topic, key=key, value=columns["value"][row], partition=partition,
+                    headers=headers,
+                    timestamp_ms=columns["timestamp"][row] if "timestamp" in columns else None))
+                sequence += 1
+        producer.flush()
+        for future in futures:
+            future.get()  # re-raise a failed send: fail the task rather than lose records
+    finally:
+        producer.close()
+    return KafkaCommitMessage(records=len(futures))
+
+
+class KafkaStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: Mapping[str, str], schema: StructType):
+        self._opts = SinkOptions.parse(options, schema)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+        return write_arrow(self._opts, iterator)
+
+    def commit(self, messages, batchId: int) -> None:
+        """Every task flushed before returning its message: nothing left to do."""
+
+    def abort(self, messages, batchId: int) -> None:
+        """Records already produced stay; the replayed batch carries the same streamjoin.id."""
+
+
+class KafkaBatchWriter(DataSourceArrowWriter):
+    def __init__(self, options: Mapping[str, str], schema: StructType):
+        self._opts = SinkOptions.parse(options, schema)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+        return write_arrow(self._opts, iterator)
+
+    def commit(self, messages) -> None:
+        """Every task flushed before returning its message: nothing left to do."""

@@ -1,0 +1,105 @@
+"""EXPLAIN: a planned query as a topology, sink first, like ksqlDB's EXPLAIN / Lenses' view.
+
+    Sink SHIPPED_ORDERS  stream -> topic SHIPPED_ORDERS  key [ORDERID]  value [ITEMID, ...]
+    └─ Project  key ORDERID=o.id  value ITEMID=o.itemid, ...
+       └─ StreamStreamJoin INNER  stream  key o.id  on o.id = s.id  within 2h (eager outer)
+          ├─ StreamStreamJoin INNER ...
+          └─ Source shipments AS s  stream  topic shipments  partitions 1  key s.id
+"""
+
+from __future__ import annotations
+
+
+from streamjoin.plan import nodes as n
+
+
+def explain(target) -> str:
+    """Text topology of a PlannedQuery, of every query of a Program, or of a plan node."""
+    if hasattr(target, "queries"):
+        return "\n\n".join(explain(q) for q in target.queries) or "(no queries)"
+    if hasattr(target, "root"):
+        header = (f"Query -> {target.sink.name} ({target.sink.kind}, {target.flavour})\n"
+                  f"  output key: [{', '.join(target.key_columns)}]\n"
+                  f"  output value: [{', '.join(target.value_columns)}]\n")
+        return header + "\n".join(_lines(target.root, "", ""))
+    return "\n".join(_lines(target, "", ""))
+
+
+def _lines(node: n.PlanNode, first: str, rest: str):
+    yield first + _describe(node)
+    children = [c for c in node.children if c is not None]
+    for index, child in enumerate(children):
+        last = index == len(children) - 1
+        yield from _lines(child, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "))
+
+
+def _sql(expressions) -> str:
+    return ", ".join(e.sql() for e in expressions)
+
+
+def _ms(value: int) -> str:
+    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if value and value % size == 0:
+            return f"{value // size}{unit}"
+    return f"{value}ms"
+
+
+def _window(window: n.RelationWindow | None) -> str:
+    if window is None:
+        return "current row"
+    amount = _ms(window.preceding) if window.unit == "RANGE" else f"{window.preceding} rows"
+    return f"{window.unit} {amount} preceding" + (f" to {window.following}" if window.following else "")
+
+
+def _describe(node: n.PlanNode) -> str:
+    key = f"  key [{_sql(node.key)}]" if node.key else ""
+    if isinstance(node, n.Sink):
+        return (f"Sink {node.name}  {node.kind} -> topic {node.topic}  partitions {node.partitions or '?'}"
+                f"  format {node.key_format}/{node.value_format}")
+    if isinstance(node, n.Project):
+        keys = ", ".join(f"{k}={v.sql()}" for k, v in node.key_columns.items())
+        values = ", ".join(f"{k}={v.sql()}" for k, v in node.value_columns.items())
+        return f"Project  {node.kind}" + (f"  key {keys}" if keys else "") + f"  value {values}"
+    if isinstance(node, n.Source):
+        src = node.source
+        window = f"  over {_window(node.window)}" if node.window else ""
+        time = f"  timestamp {src.timestamp}" if src.timestamp else ""
+        return (f"Source {src.name} AS {node.alias}  {src.kind}  topic {src.topic}  partitions "
+                f"{src.partitions or '?'}{key}{time}{window}")
+    if isinstance(node, n.Repartition):
+        return f"Repartition ({node.reason})  {node.kind}{key}  partitions {node.partitions or 'same'}"
+    if isinstance(node, n.Join):
+        return _describe_join(node, key)
+    if isinstance(node, n.Filter):
+        return f"Filter  {node.predicate.sql()}"
+    if isinstance(node, n.Lateral):
+        return f"Lateral  {node.expression.sql()} AS {node.alias}"
+    if isinstance(node, n.Aggregate):
+        aggs = ", ".join(f"{k}={v.sql()}" for k, v in node.aggregates.items())
+        return f"Aggregate  group by [{_sql(node.group_by)}]  {aggs}  table"
+    return node.label
+
+
+def _describe_join(node: n.Join, key: str) -> str:
+    parts = [f"{node.label} {node.join_type}  -> {node.kind}{key}"]
+    if node.left_keys:
+        parts.append("on " + " AND ".join(f"{l.sql()} = {r.sql()}" for l, r in zip(node.left_keys, node.right_keys)))
+    if node.residual is not None:
+        parts.append(f"residual {node.residual.sql()}")
+    if isinstance(node, n.StreamStreamJoin) and node.window:
+        w = node.window
+        grace = f" grace {_ms(w.grace_ms)}" if w.grace_ms is not None else " no grace"
+        parts.append(f"within before {_ms(w.before_ms)} after {_ms(w.after_ms)}{grace}")
+    if isinstance(node, (n.OverWindowJoin, n.CrossJoin)):
+        parts.append(f"windows left {_window(node.left_window)}, right {_window(node.right_window)}")
+    if isinstance(node, n.TemporalJoin):
+        parts.append(f"as of {node.time_attribute.sql()} ({'processing' if node.processing_time else 'event'} time)")
+    if isinstance(node, n.IntervalJoin):
+        b = node.bounds
+        parts.append(f"{b.left_time.sql()} - {b.right_time.sql()} in [{b.lower_ms}ms, {b.upper_ms}ms]")
+    flags = [k for k, v in node.flags.items() if v]
+    if flags:
+        parts.append("flags " + ",".join(flags))
+    if node.written:
+        parts.append(f"({node.written})")
+    return "  ".join(parts)

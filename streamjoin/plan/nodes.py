@@ -1,0 +1,250 @@
+"""Logical plan nodes. Frozen; every expression inside is a sqlglot expression whose column
+references are qualified with the alias of the relation that provides them (`l.id`, never `id`).
+
+Every node knows its result `kind` ('stream' or 'table') and `key` (the qualified expressions the
+result is partitioned and keyed by; empty when unkeyed). A query is a tree ending in a `Sink`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from sqlglot import exp
+
+from streamjoin.catalog import SourceDef
+from streamjoin.types import SqlType
+
+
+@dataclass(frozen=True, eq=False)
+class PlanNode:
+    kind: str
+    key: tuple[exp.Expr, ...]
+
+    @property
+    def children(self) -> tuple["PlanNode", ...]:
+        return ()
+
+    @property
+    def label(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class RelationWindow:
+    """s-Server `OVER (...)` on one join input. RANGE: rows whose rowtime is within
+    [now - preceding_ms, now - following_ms]; ROWS: the last `preceding` rows up to the current
+    one. No OVER clause = RANGE CURRENT ROW (preceding 0)."""
+
+    unit: str  # 'RANGE' (milliseconds) or 'ROWS' (row counts)
+    preceding: int
+    following: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Source(PlanNode):
+    """Reads one catalog relation under an alias (kind 'versioned_table' reads as a table)."""
+
+    alias: str = ""
+    source: SourceDef | None = None
+    window: RelationWindow | None = None
+    columns: Mapping[str, SqlType | None] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"Source {self.source.name} AS {self.alias}"
+
+
+@dataclass(frozen=True, eq=False)
+class Repartition(PlanNode):
+    """Re-keys a stream (or, in Lenses, any input) by `key` through a repartition topic with
+    `partitions` partitions, so both join inputs are co-partitioned (Kafka's default partitioner)."""
+
+    child: PlanNode | None = None
+    partitions: int | None = None
+    reason: str = ""
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True)
+class JoinWindow:
+    """ksqlDB/Lenses `WITHIN`: a right record at time tr joins a left record at tl when
+    tl - before_ms <= tr <= tl + after_ms. grace_ms None = no GRACE PERIOD given."""
+
+    before_ms: int
+    after_ms: int
+    grace_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class IntervalBounds:
+    """Flink interval join: left_time - right_time within [lower_ms, upper_ms] (inclusive)."""
+
+    left_time: exp.Expr
+    right_time: exp.Expr
+    lower_ms: int
+    upper_ms: int
+
+
+@dataclass(frozen=True, eq=False)
+class Join(PlanNode):
+    """Common shape of every join. join_type: INNER, LEFT, RIGHT, FULL or CROSS. left_keys[i]
+    equals right_keys[i] (qualified expressions; empty for CROSS and key-less joins); residual:
+    the rest of the condition (or None), evaluated per candidate pair. flags: flavour-chosen
+    semantics, e.g. eager_outer (emit unmatched rows at once when no GRACE is given),
+    reemit_on_table_update (Lenses LEFT stream-table), snapshot_table_at_start (s-Server)."""
+
+    join_type: str = "INNER"
+    left: PlanNode | None = None
+    right: PlanNode | None = None
+    left_keys: tuple[exp.Expr, ...] = ()
+    right_keys: tuple[exp.Expr, ...] = ()
+    residual: exp.Expr | None = None
+    flags: Mapping[str, bool] = field(default_factory=dict)
+    written: str = ""  # how the join was written, for EXPLAIN (e.g. "table RIGHT JOIN stream")
+
+    @property
+    def children(self):
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, eq=False)
+class StreamStreamJoin(Join):
+    """Windowed join of two streams (ksqlDB/Lenses WITHIN [GRACE PERIOD])."""
+
+    window: JoinWindow | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class StreamTableJoin(Join):
+    """Lookup of each left stream record in the right table's current state (right table updates
+    emit nothing unless flags['reemit_on_table_update']). A table RIGHT JOIN stream is planned
+    as stream LEFT JOIN table with the inputs swapped."""
+
+
+@dataclass(frozen=True, eq=False)
+class TableTableJoin(Join):
+    """Primary-key join of two tables; a change on either side updates the result row."""
+
+
+@dataclass(frozen=True, eq=False)
+class ForeignKeyJoin(Join):
+    """Left table's column(s) (left_keys) = right table's primary key; result keyed by the left key."""
+
+
+@dataclass(frozen=True, eq=False)
+class RegularJoin(Join):
+    """Flink regular join: both inputs kept in state forever, either side triggers output."""
+
+
+@dataclass(frozen=True, eq=False)
+class TemporalJoin(Join):
+    """Flink temporal join: each left (probe) row joins the right version valid at `time_attribute`
+    (event time: versioned table or temporal table function; processing time: latest row)."""
+
+    time_attribute: exp.Expr | None = None
+    processing_time: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class IntervalJoin(Join):
+    """Flink interval join of two append-only streams with time bounds."""
+
+    bounds: IntervalBounds | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class OverWindowJoin(Join):
+    """s-Server join of two streams each limited by its OVER window (RANGE time or ROWS count);
+    output rowtime = the later input rowtime; output clock = min of the two input clocks."""
+
+    left_window: RelationWindow | None = None
+    right_window: RelationWindow | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CrossJoin(Join):
+    """Every left row with every right row (s-Server: within both OVER windows)."""
+
+    left_window: RelationWindow | None = None
+    right_window: RelationWindow | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Lateral(PlanNode):
+    """Lenses `LATERAL expr AS alias` / explode: one output row per element of `expression`."""
+
+    child: PlanNode | None = None
+    expression: exp.Expr | None = None
+    alias: str = ""
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class Filter(PlanNode):
+    child: PlanNode | None = None
+    predicate: exp.Expr | None = None
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class Aggregate(PlanNode):
+    """GROUP BY `group_by` (empty: one global group) computing `aggregates` (name -> expr);
+    an updating (table) result."""
+
+    child: PlanNode | None = None
+    group_by: tuple[exp.Expr, ...] = ()
+    aggregates: Mapping[str, exp.Expr] = field(default_factory=dict)
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class Project(PlanNode):
+    """Output columns: key_columns (name -> expr; ksqlDB moves the key-providing projected column
+    here, other flavours keep every projected column in value_columns too) and value_columns
+    (name -> expr, in order). rowtime: the expression providing the output record timestamp when
+    the query projects s-Server ROWTIME (not a value column)."""
+
+    child: PlanNode | None = None
+    key_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
+    value_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class Sink(PlanNode):
+    """Where the result goes: relation `name` on `topic`, kind stream (append) or table (upsert)."""
+
+    child: PlanNode | None = None
+    name: str = ""
+    topic: str = ""
+    partitions: int | None = None
+    key_format: str = "KAFKA"
+    value_format: str = "JSON"
+    declared_kind: str | None = None
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+__all__ = [
+    "Aggregate", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
+    "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
+]

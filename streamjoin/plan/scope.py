@@ -1,0 +1,137 @@
+"""Name resolution: which relation alias provides each column, and what type it has."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from streamjoin.catalog import Catalog, SourceDef
+from streamjoin.dialect.errors import StreamJoinError, span
+from streamjoin.types import SqlType
+
+PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
+
+
+@dataclass
+class Context:
+    """What every planning step needs: the text (for positioned errors), flavour and options."""
+
+    sql: str
+    file: str | None
+    flavour: str
+    catalog: Catalog
+    settings: dict = field(default_factory=dict)
+
+    def error(self, rule: str, message: str, node: exp.Expr | None = None) -> StreamJoinError:
+        start, end = span(node)
+        return StreamJoinError(message, rule, sql=self.sql, file=self.file, start=start, end=end)
+
+    def option(self, name: str, default: bool = False) -> bool:
+        """`SET 'streamjoin.<name>'='true'` or the case setting of the same name, else `default`
+        (the flavour's choice where the seeds disagree)."""
+        value = self.settings.get(f"streamjoin.{name}", self.settings.get(name))
+        return default if value is None else str(value).lower() in ("true", "1", "yes")
+
+
+@dataclass
+class ScopeEntry:
+    """One relation visible in a query: its alias, columns (declared spelling -> type or None),
+    kind, key columns, event-time column and the SourceDef when it is a catalog relation."""
+
+    alias: str
+    columns: dict[str, SqlType | None]
+    kind: str
+    key_columns: tuple[str, ...] = ()
+    timestamp: str | None = None
+    proctime: str | None = None
+    source: SourceDef | None = None
+
+    def column(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((c for c in self.columns if c.lower() == lowered), None)
+
+    @classmethod
+    def of_source(cls, alias: str, source: SourceDef, kind: str | None = None) -> "ScopeEntry":
+        return cls(alias, dict(source.columns), kind or source.kind, tuple(source.key_columns),
+                   source.timestamp, source.proctime, source)
+
+
+def qualifier(column: exp.Column) -> str:
+    return ".".join(p.name for p in (column.args.get("db"), column.args.get("table")) if p)
+
+
+def col(alias: str, name: str) -> exp.Column:
+    return exp.Column(this=exp.to_identifier(name), table=exp.to_identifier(alias))
+
+
+def relations(expression: exp.Expr) -> set[str]:
+    """Aliases referenced by a resolved expression."""
+    return {c.table for c in expression.find_all(exp.Column) if c.table}
+
+
+class Scope:
+    """The relations of one SELECT; `resolve` returns a copy of an expression with every column
+    qualified by its relation's alias and spelled as declared."""
+
+    def __init__(self, ctx: Context, entries: list[ScopeEntry] | None = None) -> None:
+        self.ctx, self.entries = ctx, list(entries or [])
+        self.using: dict[str, str] = {}  # USING/NATURAL column (lower) -> alias that provides it
+
+    def add(self, entry: ScopeEntry) -> None:
+        if self.find(entry.alias):
+            raise self.ctx.error("duplicate-alias", f"relation alias {entry.alias!r} is used twice")
+        self.entries.append(entry)
+
+    def find(self, alias: str) -> ScopeEntry | None:
+        lowered = alias.lower()
+        exact = [e for e in self.entries if e.alias.lower() == lowered]
+        if exact:
+            return exact[0]
+        by_source = [e for e in self.entries if e.source and e.source.name.lower() == lowered]
+        by_suffix = [e for e in self.entries if e.alias.lower().split(".")[-1] == lowered]
+        return (by_source or by_suffix or [None])[0]
+
+    def resolve_column(self, column: exp.Column) -> exp.Column:
+        name, qual = column.name, qualifier(column)
+        if qual:
+            entry = self.find(qual)
+            if entry is None:
+                raise self.ctx.error("unknown-relation", f"unknown relation {qual!r} in {column.sql()}", column)
+            declared = entry.column(name)
+            if declared is None:
+                raise self.ctx.error("unknown-column", f"relation {entry.alias} has no column {name!r}", column)
+            return col(entry.alias, declared)
+        if name.lower() in self.using:
+            alias = self.using[name.lower()]
+            return col(alias, self.find(alias).column(name))
+        matches = [e for e in self.entries if e.column(name)]
+        if len(matches) == 1:
+            return col(matches[0].alias, matches[0].column(name))
+        if not matches and name.upper() in PSEUDO_COLUMNS:
+            return exp.Column(this=exp.to_identifier(name.upper()))
+        if not matches:
+            raise self.ctx.error("unknown-column", f"unknown column {name!r}", column)
+        aliases = ", ".join(e.alias for e in matches)
+        raise self.ctx.error("ambiguous-column", f"column {name!r} is ambiguous (in {aliases}); qualify it", column)
+
+    def resolve(self, expression: exp.Expr) -> exp.Expr:
+        if isinstance(expression, exp.Column):
+            return self.resolve_column(expression)
+        resolved = expression.copy()
+        originals = list(expression.find_all(exp.Column))
+        for original, copy in zip(originals, list(resolved.find_all(exp.Column))):
+            qualified = self.resolve_column(original)
+            if copy is resolved:
+                return qualified
+            copy.replace(qualified)
+        return resolved
+
+    def type_of(self, expression: exp.Expr) -> SqlType | None:
+        """The declared type of a resolved column or CAST target; None when unknown."""
+        if isinstance(expression, exp.Cast):
+            return SqlType.parse(expression.to.sql())
+        if isinstance(expression, exp.Column) and expression.table:
+            entry = self.find(expression.table)
+            return entry.columns.get(entry.column(expression.name)) if entry else None
+        return None

@@ -1,0 +1,126 @@
+"""Compare a query's output records with a case's `expected`, as the conformance format defines:
+column names case-insensitive, numbers by numeric value, `ts`/`key` compared only when the
+expected record has them, `ordered` or `multiset`, and never an extra record."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from streamjoin.cases import ExpectedRecord
+
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One record read back from a sink topic, decoded."""
+
+    topic: str
+    partition: int
+    offset: int
+    ts: int
+    key: Any
+    value: Any  # a dict, a primitive, or None for a tombstone
+
+    def describe(self) -> str:
+        return _describe(self.ts, self.key, self.value)
+
+
+def describe_expected(expected: ExpectedRecord) -> str:
+    return _describe(expected.ts if expected.has_ts else _ABSENT, expected.key if expected.has_key else _ABSENT,
+                     expected.value)
+
+
+_ABSENT = object()
+
+
+def _describe(ts: Any, key: Any, value: Any) -> str:
+    parts = [] if ts is _ABSENT else [f"ts={ts}"]
+    if key is not _ABSENT:
+        parts.append(f"key={json.dumps(key, default=str)}")
+    parts.append(f"value={json.dumps(value, default=str)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def normalize(value: Any) -> Any:
+    """A hashable canonical form: names folded to lower case, numbers to Decimal."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float, Decimal)):
+        try:
+            return Decimal(str(value)).normalize()
+        except InvalidOperation:
+            return str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return tuple(sorted((str(k).lower(), normalize(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("[", *(normalize(v) for v in value))
+    return str(value)
+
+
+def matches(expected: ExpectedRecord, actual: OutputRecord) -> bool:
+    if expected.has_ts and expected.ts != actual.ts:
+        return False
+    if expected.has_key and normalize(expected.key) != normalize(actual.key):
+        return False
+    return normalize(expected.value) == normalize(actual.value)
+
+
+def compare(expected: list[ExpectedRecord], actual: list[OutputRecord], ordered: bool) -> str | None:
+    """None when `actual` is exactly `expected`; otherwise a one-line reason."""
+    if ordered:
+        for i, (exp, act) in enumerate(zip(expected, actual)):
+            if not matches(exp, act):
+                return f"record {i}: expected {describe_expected(exp)}, got {act.describe()}"
+        return _count_reason(expected, actual)
+    pairs = _max_matching(expected, actual)
+    if len(pairs) == len(expected) == len(actual):
+        return None
+    reasons = []
+    missing = [e for i, e in enumerate(expected) if i not in pairs]
+    unexpected = [a for j, a in enumerate(actual) if j not in pairs.values()]
+    if missing:
+        reasons.append("missing " + ", ".join(describe_expected(e) for e in missing))
+    if unexpected:
+        reasons.append("unexpected " + ", ".join(a.describe() for a in unexpected))
+    return "; ".join(reasons)
+
+
+def _max_matching(expected: list[ExpectedRecord], actual: list[OutputRecord]) -> dict[int, int]:
+    """Maximum bipartite matching expected -> actual (Kuhn's augmenting paths): an expected record
+    that leaves ts or key open must not steal the only actual record a stricter one matches."""
+    candidates = [[j for j, act in enumerate(actual) if matches(exp, act)] for exp in expected]
+    owner: dict[int, int] = {}  # actual index -> expected index
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in candidates[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(len(expected)):
+        augment(i, set())
+    return {i: j for j, i in owner.items()}
+
+
+def _count_reason(expected: list[ExpectedRecord], actual: list[OutputRecord]) -> str | None:
+    if len(actual) > len(expected):
+        extra = ", ".join(a.describe() for a in actual[len(expected):])
+        return f"{len(actual) - len(expected)} unexpected record(s): {extra}"
+    if len(actual) < len(expected):
+        missing = ", ".join(describe_expected(e) for e in expected[len(actual):])
+        return f"{len(expected) - len(actual)} missing record(s): {missing}"
+    return None
+
+
+def multiset_signature(records: list[OutputRecord]) -> Counter:
+    """Records as a multiset of canonical (ts, key, value), e.g. to compare two runs' outputs."""
+    return Counter((r.ts, normalize(r.key), normalize(r.value)) for r in records)

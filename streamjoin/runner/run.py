@@ -1,0 +1,107 @@
+"""`streamjoin run-cases`: conformance cases through the real path.
+
+For each case: plan its SQL (a rejected statement passes when the case expects that error),
+create its topics on the broker under a per-case prefix, produce the inputs in arrival order
+with their timestamps (in as few segments as the order needs, see `arrival`), run every
+compiled query with Spark after each segment (availableNow; the last run ends the input when
+the case says `flush_at_end`), read every sink topic back and compare with `expected`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from streamjoin.cases import Case
+from streamjoin.config import kafka_client_config, Settings
+from streamjoin.kafka import admin
+from streamjoin.runner.arrival import Arrival, arrival_segments
+from streamjoin.runner.compare import compare
+from streamjoin.runner.records import decode_output, misplaced, place
+from streamjoin.runner.planned import PlannedCase, plan_case
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    status: str  # PASS | FAIL | ERROR
+    reason: str = ""
+
+    def line(self) -> str:
+        return f"{self.status} {self.case_id}" + (f": {self.reason}" if self.reason else "")
+
+
+@dataclass
+class CaseRunner:
+    """Runs cases one after the other on one broker and one SparkSession."""
+
+    spark: object
+    bootstrap: str
+    settings: Settings = field(default_factory=Settings.from_env)
+    work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="streamjoin-cases-")))
+    _ids: Iterable[int] = field(default_factory=lambda: itertools.count(1))
+    # Topics outlive a run on a long-lived broker: every run gets its own topic namespace.
+    _run_token: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    def run(self, case: Case) -> CaseResult:
+        prefix = f"sj-{self._run_token}-{next(self._ids):04d}."
+        try:
+            planned = plan_case(case, topic_prefix=prefix)
+        except Exception as error:  # noqa: BLE001 - any rejection is the case's verdict
+            return self._rejected(case, error)
+        if case.expect_error is not None:
+            return CaseResult(case.id, "FAIL", "the statement was accepted; expected an error containing "
+                              + ", ".join(repr(s) for s in case.expect_error.contains))
+        try:
+            return self._execute(case, planned, self.work_dir / prefix.rstrip("."))
+        except Exception as error:  # noqa: BLE001 - reported per case, the run goes on
+            return CaseResult(case.id, "ERROR", f"{type(error).__name__}: {error}".splitlines()[0][:500])
+
+    def _rejected(self, case: Case, error: Exception) -> CaseResult:
+        if case.expect_error is None:
+            return CaseResult(case.id, "ERROR", f"rejected: {str(error).splitlines()[0][:500]}")
+        message = str(error).lower()
+        missing = [s for s in case.expect_error.contains if s.lower() not in message]
+        if missing:
+            return CaseResult(case.id, "FAIL", f"error lacks {missing}: {str(error).splitlines()[0][:300]}")
+        return CaseResult(case.id, "PASS")
+
+    def _execute(self, case: Case, planned: PlannedCase, work: Path) -> CaseResult:
+        admin.create_topics(self.bootstrap, planned.topic_partitions, settings=self.settings)
+        placed = [place(*planned.input_target(record), sequence=i) for i, record in enumerate(case.inputs)]
+        arrivals = [Arrival(i, p.partition, (p.topic, p.partition), p.record.timestamp_ms)
+                    for i, p in enumerate(placed)]
+        segments = arrival_segments(arrivals) or [[]]
+        for n, segment in enumerate(segments):
+            for topic, group in itertools.groupby((placed[a.index] for a in segment), key=lambda p: p.topic):
+                admin.produce(self.bootstrap, topic, [p.record for p in group], settings=self.settings)
+            last = n == len(segments) - 1
+            for query in planned.queries:
+                query.run(self.spark, self.bootstrap, kafka_client_config(self.settings, self.bootstrap), work,
+                          end_of_input=last and bool(case.settings.get("flush_at_end")))
+        return self._verdict(case, planned)
+
+    def _verdict(self, case: Case, planned: PlannedCase) -> CaseResult:
+        reasons = []
+        for topic, expected in planned.expected_by_topic(case.expected).items():
+            consumed = admin.read_all(self.bootstrap, topic, settings=self.settings)
+            actual = decode_output(consumed, planned.sink_serde(topic))
+            reason = compare(expected, actual, case.compare == "ordered")
+            if reason:
+                reasons.append(reason if len(planned.sink_topics) == 1 else f"{topic}: {reason}")
+            if case.expected_partitioning == "murmur2":
+                reasons.extend(misplaced(consumed, planned.topic_partitions[topic]))
+        if case.expected_schema is not None:
+            want = [k.lower() for k in case.expected_schema.get("key", [])]
+            got = [k.lower() for k in planned.output_key_names]
+            if want != got:
+                reasons.append(f"result key columns {got}, expected {want}")
+        return CaseResult(case.id, "FAIL", "; ".join(reasons)) if reasons else CaseResult(case.id, "PASS")
+
+    def close(self) -> None:
+        shutil.rmtree(self.work_dir, ignore_errors=True)

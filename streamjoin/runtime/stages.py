@@ -1,0 +1,155 @@
+"""The stages a compiled query runs, per task, between decoded input records and encoded output.
+
+Rows flow as `Event`s whose `env` maps each relation alias in scope to its current row (None for
+the side an outer join padded with NULLs), so compiled expressions (`streamjoin.expr`) evaluate
+against any stage's output. A table deletion travels as an event with `env` None.
+
+    source topic ─▶ SourceStage ─▶ JoinStage(port) ─▶ … ─▶ [Filter|Lateral|Aggregate] ─▶ SinkStage
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable
+
+from streamjoin.operators.base import END_OF_TIME, Change, JoinProcessor, Record, RowKind, Side
+
+Env = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: RowKind
+    key: Hashable | None
+    env: Env | None  # None: a deletion of `key`
+    ts: int
+
+
+class Stage:
+    """A node of the task's pipeline. `downstream` and `port` say where its events go."""
+
+    downstream: "Stage | None" = None
+    port: Side = Side.LEFT
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        raise NotImplementedError
+
+    def on_end(self) -> list[Event]:
+        """End of input reached every upstream stage: emit what closing all windows emits."""
+        return []
+
+
+@dataclass
+class JoinStage(Stage):
+    """Feeds a `JoinProcessor`: computes each side's join key, turns changes into events."""
+
+    processor: JoinProcessor
+    left_key: Callable[[Env], Hashable | None]
+    right_key: Callable[[Env], Hashable | None]
+    left_aliases: tuple[str, ...]
+    right_aliases: tuple[str, ...]
+    seq: int = 0
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None:
+            key = event.key
+        else:
+            key = (self.left_key if port is Side.LEFT else self.right_key)(event.env)
+        self.seq += 1
+        changes = self.processor.process(Record(port, key, event.env, event.ts, self.seq))
+        return [self._event(c) for c in changes]
+
+    def on_end(self) -> list[Event]:
+        return [self._event(c) for c in self.processor.advance_to(END_OF_TIME)]
+
+    def _event(self, change: Change) -> Event:
+        if change.is_tombstone:
+            return Event(change.kind, change.key, None, change.ts)
+        env: Env = {}
+        env.update(change.left if change.left is not None else dict.fromkeys(self.left_aliases))
+        env.update(change.right if change.right is not None else dict.fromkeys(self.right_aliases))
+        return Event(change.kind, change.key, env, change.ts)
+
+
+@dataclass
+class FilterStage(Stage):
+    """WHERE after a join; SQL semantics: NULL is not true. Deletions pass (they remove a key)."""
+
+    predicate: Callable[[Env], Any]
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None or self.predicate(event.env) is True:
+            return [event]
+        return []
+
+
+@dataclass
+class LateralStage(Stage):
+    """Lenses `LATERAL expr AS alias`: one event per element of the array `expr` evaluates to
+    (none for NULL or empty)."""
+
+    array: Callable[[Env], Any]
+    alias: str
+    column: str
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None:
+            return [event]
+        return [
+            Event(event.kind, event.key, {**event.env, self.alias: {self.column: item}}, event.ts)
+            for item in self.array(event.env) or ()
+        ]
+
+
+@dataclass
+class Pipeline:
+    """The stages of one task wired as a tree (each knows its downstream stage), upstream first."""
+
+    stages: list[Stage] = field(default_factory=list)
+
+    def push(self, stage: Stage, event: Event, port: Side) -> list[Event]:
+        """Run `event` through `stage` and everything downstream; returns what reaches the end."""
+        out: list[Event] = []
+        for produced in stage.on_event(event, port):
+            out.extend(self._forward(stage, produced))
+        return out
+
+    def _forward(self, stage: Stage, event: Event) -> list[Event]:
+        if stage.downstream is None:
+            return [event]
+        return self.push(stage.downstream, event, stage.port)
+
+    def end(self) -> list[Event]:
+        out: list[Event] = []
+        for stage in self.stages:
+            for produced in stage.on_end():
+                out.extend(self._forward(stage, produced))
+        return out
+
+
+AGGREGATE_ALIAS = "aggregate"  # the env relation an aggregate's output row travels under
+
+
+@dataclass
+class AggregateStage(Stage):
+    """GROUP BY over a changelog: each row is added to (retractions: removed from) its group and
+    the group's new result row is emitted, keyed by the group key, with the input's ts; a group
+    that becomes empty is deleted. Streams only add, so their result is an updating table."""
+
+    plan: Any  # streamjoin.aggregates.AggregatePlan
+    groups: dict = field(default_factory=dict)
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None:  # a keyed deletion carries no row to retract
+            return []
+        key = self.plan.group_key(event.env)
+        state = self.groups.get(key) or self.plan.new_state()
+        if event.kind.is_retraction:
+            self.plan.retract(state, event.env)
+        else:
+            self.plan.add(state, event.env)
+        if state.rows == 0:
+            self.groups.pop(key, None)
+            return [Event(RowKind.DELETE, key, None, event.ts)]
+        self.groups[key] = state
+        return [Event(RowKind.UPDATE_AFTER, key, {AGGREGATE_ALIAS: self.plan.result(key, state)}, event.ts)]

@@ -1,0 +1,109 @@
+"""One task of a compiled query: decode → pipeline → project → encode. Pure Python.
+
+The Spark adapter keeps a `PipelineRuntime` per task in its group state (cloudpickled: compiled
+expressions are closures), so everything here is either configuration fixed at compile time or
+state that must survive a restart.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
+
+from streamjoin.formats import DecodeError, EncodeError, SerdeSpec, decode, encode_key, encode_value
+from streamjoin.operators.base import RowKind, Side
+from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
+from streamjoin.spark.adapter import Emitted, InputRow, RecordRejected, TaskRuntime
+
+ROWTIME = "ROWTIME"  # pseudo column: the record's event time (s-Server, ksqlDB)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where records of one input topic enter the pipeline, under which alias. A topic read
+    twice (a self-join) has two entries."""
+
+    alias: str
+    stage: Stage | None  # None: straight to the sink (no join, e.g. PARTITION BY)
+    port: Side
+    is_table: bool
+
+
+@dataclass(frozen=True)
+class SinkBinding:
+    """How result events become records of the output topic. `key` computes the output key
+    from an event's env (None: keep the event's key, e.g. a join result keyed by its join key);
+    `columns` are the output value columns, in order, with their expressions."""
+
+    topic: str
+    serde: SerdeSpec
+    columns: tuple[tuple[str, Callable[[Env], Any]], ...]
+    key: Callable[[Env], tuple] | None = None
+    emit_retractions: bool = False  # Flink changelog sinks; an upsert topic only wants new values
+
+
+class PipelineRuntime(TaskRuntime):
+    def __init__(self, inputs: dict[str, tuple[SerdeSpec, tuple[Entry, ...]]], pipeline: Pipeline,
+                 sink: SinkBinding) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.input_topics = frozenset(inputs)
+        self.pipeline = pipeline
+        self.sink = sink
+
+    def process(self, row: InputRow) -> list[Emitted]:
+        serde, entries = self.inputs[row.topic]
+        try:
+            record = decode(serde, row.key, row.value, row.ts)
+        except DecodeError as error:
+            raise RecordRejected(f"{row.topic}[{row.partition}]@{row.offset}: {error}") from error
+        self.metrics["input_records"] += 1
+        out: list[Emitted] = []
+        for entry in entries:
+            event = self._event(serde, entry, record)
+            reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
+            out.extend(self._emit(reached))
+        return out
+
+    def end_of_input(self) -> list[Emitted]:
+        return self._emit(self.pipeline.end())
+
+    def counters(self) -> Counter:
+        total = super().counters()
+        for stage in self.pipeline.stages:
+            processor = getattr(stage, "processor", None)
+            if processor is not None:
+                total.update(processor.metrics.counts)
+        return total
+
+    @staticmethod
+    def _event(serde: SerdeSpec, entry: Entry, record) -> Event:
+        key: Hashable | None = record.key
+        if record.value is None:
+            return Event(RowKind.DELETE if entry.is_table else RowKind.INSERT, key, None, record.ts)
+        row = dict(zip((name for name, _ in serde.key_columns), record.key or ()))
+        row.update(record.value)
+        row[ROWTIME] = record.ts
+        return Event(RowKind.INSERT, key, {entry.alias: row}, record.ts)
+
+    def _emit(self, events: list[Event]) -> list[Emitted]:
+        out = []
+        for event in events:
+            if event.kind is RowKind.UPDATE_BEFORE and not self.sink.emit_retractions:
+                continue
+            try:
+                out.append(self._encode(event))
+            except EncodeError as error:
+                self.metrics["encode_errors"] += 1
+                raise RecordRejected(f"output to {self.sink.topic}: {error}") from error
+        self.metrics["output_records"] += len(out)
+        return out
+
+    def _encode(self, event: Event) -> Emitted:
+        sink = self.sink
+        if event.env is None or (event.kind is RowKind.DELETE and not sink.emit_retractions):
+            return Emitted(sink.topic, encode_key(sink.serde, event.key), None, event.ts)
+        key = sink.key(event.env) if sink.key else event.key
+        value = {name: expr(event.env) for name, expr in sink.columns}
+        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), event.ts)

@@ -1,0 +1,122 @@
+"""Run a compiled sub-topology as a Spark streaming query, Kafka to Kafka (+ Delta).
+
+    streamjoin_kafka source (all input topics) ─▶ groupBy(partition)  [task = Kafka partition]
+      ─▶ applyInPandasWithState(TaskFunction)  [decode, join, project, encode; state per task]
+      ─▶ foreachBatch: sink records → Kafka (+ replay header) and Delta; dead letters → their
+         topic and Delta table; metric deltas → the run's report.
+
+The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
+replays the batch; its records carry the same `streamjoin.id` header (query:batch:seq) again, so
+readers drop the copies (`dedupe_replayed`). Delta commits are exactly-once (app transactions).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession, functions as F
+from pyspark.sql.streaming.state import GroupStateTimeout
+
+from streamjoin.kafka.producer import bulk_producer, send_all
+from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
+from streamjoin.project import RunReport
+from streamjoin.spark.adapter import DEAD_LETTER, METRICS, OUTPUT_SCHEMA, SINK, STATE_SCHEMA, TaskFunction
+
+KAFKA_SOURCE = "streamjoin_kafka"
+
+
+@dataclass(frozen=True)
+class SinkTarget:
+    """Where a sub-topology's results go besides its Kafka topic."""
+
+    delta_writer: Callable[[pa.Table, int], int | None] | None = None  # (rows, batch id) -> version
+    dead_letter_topic: str | None = None
+    dead_letter_writer: Callable[[pa.Table, int], object] | None = None
+
+
+@dataclass
+class StreamingRun:
+    """One execution of a sub-topology from its checkpoint."""
+
+    name: str
+    input_topics: tuple[str, ...]
+    task_function: TaskFunction
+    bootstrap: str
+    checkpoint: Path
+    client_config: dict
+    target: SinkTarget = field(default_factory=SinkTarget)
+    end_of_input: bool = False  # bounded: the source marks the end, the tasks flush all windows
+    max_offsets_per_trigger: int | None = None
+
+    def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
+        reader = (spark.readStream.format(KAFKA_SOURCE)
+                  .option("kafka.bootstrap.servers", self.bootstrap)
+                  .option("subscribe", ",".join(self.input_topics))
+                  .option("startingOffsets", "earliest")
+                  .option("streamjoin.endOfInput", str(self.end_of_input).lower()))
+        if self.max_offsets_per_trigger:
+            reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
+        rows = reader.load().select(
+            "topic", "partition", "offset",
+            F.unix_millis("timestamp").alias("ts"), "key", "value")
+        results = rows.groupBy("partition").applyInPandasWithState(
+            self.task_function, OUTPUT_SCHEMA, STATE_SCHEMA, "append", GroupStateTimeout.NoTimeout)
+        writer = (results.writeStream.queryName(self.name)
+                  .option("checkpointLocation", str(self.checkpoint))
+                  .foreachBatch(lambda df, batch_id: self._write_batch(df, batch_id, report)))
+        return writer.trigger(**(trigger or {"availableNow": True})).start()
+
+    def run(self, spark: SparkSession, report: RunReport) -> RunReport:
+        started = time.monotonic()
+        query = self.start(spark, report)
+        query.awaitTermination()
+        elapsed = time.monotonic() - started
+        report.rows_per_second = report.input_rows / elapsed if elapsed > 0 else 0.0
+        return report
+
+    def _write_batch(self, df: DataFrame, batch_id: int, report: RunReport) -> None:
+        started = time.monotonic()
+        table = df.toArrow()
+        channel = table.column("channel").to_pylist()
+        sink = table.filter(pa.compute.equal(table.column("channel"), SINK))
+        dead = table.filter(pa.compute.equal(table.column("channel"), DEAD_LETTER))
+        self._produce(sink, batch_id)
+        if self.target.delta_writer is not None and sink.num_rows:
+            report.delta_version = self.target.delta_writer(sink, batch_id)
+        if dead.num_rows and self.target.dead_letter_writer is not None:
+            self.target.dead_letter_writer(dead, batch_id)
+        for i, kind in enumerate(channel):
+            if kind == METRICS:
+                _add_metrics(report, json.loads(table.column("reason")[i].as_py()))
+        report.output_rows += sink.num_rows
+        report.batches += 1
+        report.batch_duration_ms = int((time.monotonic() - started) * 1000)
+
+    def _produce(self, sink: pa.Table, batch_id: int) -> None:
+        if not sink.num_rows:
+            return
+        by_topic: dict[str, list[OutRecord]] = {}
+        columns = [sink.column(c).to_pylist() for c in ("topic", "key", "value", "ts")]
+        for seq, (topic, key, value, ts) in enumerate(zip(*columns)):
+            replay_id = f"{self.name}:{batch_id}:{seq}".encode()
+            by_topic.setdefault(topic, []).append(OutRecord(key, value, ts, ((REPLAY_HEADER, replay_id),)))
+        producer = bulk_producer(self.client_config)
+        try:
+            for topic, records in by_topic.items():
+                send_all(producer, topic, records)
+        finally:
+            producer.close()
+
+
+def _add_metrics(report: RunReport, delta: dict) -> None:
+    report.input_rows += delta.get("input_records", 0)
+    report.late_records += delta.get("late", 0)
+    report.dropped_records += delta.get("null_key", 0) + delta.get("null_value", 0)
+    report.dead_letters += delta.get("dead_letters", 0)
+    for name, value in delta.items():
+        report.extra[name] = report.extra.get(name, 0) + value

@@ -1,0 +1,211 @@
+"""SQL column types as the dialects write them, parsed once into `SqlType`.
+
+`parse_type` reads ksqlDB / Flink / Lenses / s-Server type strings: "STRING", "VARCHAR(32)",
+"INTEGER", "DECIMAL(10, 4)", "ARRAY<ARRAY<INT>>", "MAP<STRING, INT>", "STRUCT<a INT, b STRING>",
+"ROW<a INT>", "TIMESTAMP(3)", "TIMESTAMP(3) WITH LOCAL TIME ZONE", "TIMESTAMP_LTZ(3) PROCTIME".
+Aliases collapse to one canonical name (INTEGER -> INT, VARCHAR/CHAR -> STRING, ROW -> STRUCT,
+...) so formats and evaluation switch on a small closed set: `SqlType.name in TYPE_NAMES`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+# Canonical names. Parameters: STRING (max length, informational), DECIMAL (precision, scale),
+# TIMESTAMP / TIMESTAMP_LTZ (fractional-second precision, default 3 as in ksqlDB).
+TYPE_NAMES = frozenset({
+    "STRING", "BYTES", "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE",
+    "DECIMAL", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP", "STRUCT",
+    "ANY",  # a value whose type is only known at run time (a compiler's result type): JSON as is
+})
+_ALIASES = {
+    "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING", "INTEGER": "INT", "LONG": "BIGINT",
+    "BOOL": "BOOLEAN", "REAL": "FLOAT", "NUMERIC": "DECIMAL", "DEC": "DECIMAL", "ROW": "STRUCT",
+    "VARBINARY": "BYTES", "BINARY": "BYTES",
+}
+INTEGER_RANGES = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}  # two's complement bits
+TIMESTAMP_NAMES = frozenset({"TIMESTAMP", "TIMESTAMP_LTZ"})
+_DEFAULT_PARAMS = {"DECIMAL": (10, 0), "TIMESTAMP": (3,), "TIMESTAMP_LTZ": (3,)}
+
+
+class TypeSyntaxError(ValueError):
+    """A type string that does not parse; the message names the position."""
+
+
+@dataclass(frozen=True)
+class SqlType:
+    """A parsed column type.
+
+    `params` holds the numbers in parentheses; `elements` the element type (ARRAY) or key and
+    value types (MAP); `fields` the (name, type) pairs of a STRUCT, names as written.
+    `proctime` marks a Flink processing-time attribute (`... PROCTIME`): computed on arrival,
+    never read from a record.
+    """
+
+    name: str
+    params: tuple[int, ...] = ()
+    elements: tuple["SqlType", ...] = ()
+    fields: tuple[tuple[str, "SqlType"], ...] = ()
+    proctime: bool = False
+
+    @property
+    def precision(self) -> int:
+        return self.params[0]
+
+    @property
+    def scale(self) -> int:
+        return self.params[1]
+
+    @property
+    def is_timestamp(self) -> bool:
+        return self.name in TIMESTAMP_NAMES
+
+    @property
+    def is_nested(self) -> bool:
+        return self.name in ("ARRAY", "MAP", "STRUCT")
+
+    def __str__(self) -> str:
+        if self.name == "ARRAY":
+            text = f"ARRAY<{self.elements[0]}>"
+        elif self.name == "MAP":
+            text = f"MAP<{self.elements[0]}, {self.elements[1]}>"
+        elif self.name == "STRUCT":
+            text = "STRUCT<" + ", ".join(f"{_quote(n)} {t}" for n, t in self.fields) + ">"
+        elif self.params:
+            text = f"{self.name}({', '.join(map(str, self.params))})"
+        else:
+            text = self.name
+        return text + (" PROCTIME" if self.proctime else "")
+
+
+def _quote(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else f"`{name}`"
+
+
+_TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*|`[^`]+`|\"[^\"]+\")|(?P<num>\d+)|(?P<sym>[<>(),]))")
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[tuple[str, str, int]] = []  # (kind, text, position)
+        pos = 0
+        while pos < len(text):
+            if text[pos:].strip() == "":
+                break
+            match = _TOKEN.match(text, pos)
+            if not match:
+                raise TypeSyntaxError(f"unexpected character {text[pos:].lstrip()[0]!r} at position {pos} in type {text!r}")
+            kind = match.lastgroup
+            self.tokens.append((kind, match.group(kind), match.start(kind)))
+            pos = match.end()
+        self.i = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.i][1].upper() if self.i < len(self.tokens) else None
+
+    def take(self, expected: str | None = None, kind: str | None = None) -> str:
+        if self.i >= len(self.tokens):
+            raise TypeSyntaxError(f"type {self.text!r} ends early" + (f": expected {expected!r}" if expected else ""))
+        tok_kind, tok, pos = self.tokens[self.i]
+        if (expected and tok.upper() != expected) or (kind and tok_kind != kind):
+            want = repr(expected) if expected else f"a {kind}"
+            raise TypeSyntaxError(f"expected {want} at position {pos} in type {self.text!r}, found {tok!r}")
+        self.i += 1
+        return tok
+
+    def words(self, *words: str) -> bool:
+        """Consume the keyword sequence if it is next."""
+        upcoming = [t[1].upper() for t in self.tokens[self.i:self.i + len(words)]]
+        if upcoming == list(words):
+            self.i += len(words)
+            return True
+        return False
+
+    def parse_type(self) -> SqlType:
+        word = self.take(kind="word").upper()
+        name = _ALIASES.get(word, word)
+        if name not in TYPE_NAMES:
+            raise TypeSyntaxError(f"unknown type {word!r} in {self.text!r}; supported: {', '.join(sorted(TYPE_NAMES))}")
+        if name == "ARRAY":
+            return SqlType(name, elements=(self.bracketed(1)[0],))
+        if name == "MAP":
+            return SqlType(name, elements=tuple(self.bracketed(2)))
+        if name == "STRUCT":
+            return SqlType(name, fields=self.struct_fields())
+        params: tuple[int, ...] = ()
+        if self.peek() == "(":
+            self.take("(")
+            params = (int(self.take(kind="num")),)
+            while self.peek() == ",":
+                self.take(",")
+                params += (int(self.take(kind="num")),)
+            self.take(")")
+        if name == "TIMESTAMP" and self.words("WITH", "LOCAL", "TIME", "ZONE"):
+            name = "TIMESTAMP_LTZ"
+        self.words("NOT", "NULL")
+        if name == "DECIMAL" and len(params) == 1:
+            params += (0,)
+        return SqlType(name, params or _DEFAULT_PARAMS.get(name, ()))
+
+    def bracketed(self, count: int) -> list[SqlType]:
+        self.take("<")
+        types = [self.parse_type()]
+        for _ in range(count - 1):
+            self.take(",")
+            types.append(self.parse_type())
+        self.take(">")
+        return types
+
+    def struct_fields(self) -> tuple[tuple[str, SqlType], ...]:
+        # ksqlDB writes STRUCT<a INT>, Flink ROW<a INT> or ROW(a INT).
+        close = ")" if self.peek() == "(" else ">"
+        self.take("(" if close == ")" else "<")
+        fields: list[tuple[str, SqlType]] = []
+        while self.peek() != close:
+            if fields:
+                self.take(",")
+            field_name = self.take(kind="word").strip("`\"")
+            fields.append((field_name, self.parse_type()))
+        self.take(close)
+        return tuple(fields)
+
+
+def parse_type(text: str) -> SqlType:
+    """Parse one column type string; raise TypeSyntaxError with the position on bad input."""
+    parser = _Parser(text)
+    parsed = parser.parse_type()
+    if parser.words("PROCTIME"):
+        parsed = SqlType(parsed.name, parsed.params, parsed.elements, parsed.fields, proctime=True)
+    if parser.i != len(parser.tokens):
+        _, tok, pos = parser.tokens[parser.i]
+        raise TypeSyntaxError(f"unexpected {tok!r} at position {pos} in type {text!r}")
+    return parsed
+
+
+def arrow_type(t: SqlType) -> pa.DataType:
+    """The Arrow type a decoded column has (Spark maps it to the matching Spark SQL type).
+
+    Timestamps are instants in UTC: Arrow timestamp[us, UTC] is Spark's TimestampType.
+    """
+    simple = {
+        "STRING": pa.string(), "BYTES": pa.binary(), "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(),
+        "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
+        "DOUBLE": pa.float64(),
+    }
+    if t.name in simple:
+        return simple[t.name]
+    if t.name == "DECIMAL":
+        return pa.decimal128(t.precision, t.scale)
+    if t.is_timestamp:
+        return pa.timestamp("us", tz="UTC")
+    if t.name == "ANY":
+        raise ValueError("a column of type ANY has no Arrow type; declare its type to decode it in Spark")
+    if t.name == "ARRAY":
+        return pa.list_(arrow_type(t.elements[0]))
+    if t.name == "MAP":
+        return pa.map_(arrow_type(t.elements[0]), arrow_type(t.elements[1]))
+    return pa.struct([pa.field(n, arrow_type(f)) for n, f in t.fields])

@@ -1,0 +1,74 @@
+"""Session fixtures shared by every test tier. All are lazy: a pure test requests none of the
+expensive ones, so it starts neither the broker nor Spark.
+
+- kafka_bootstrap: "host:port" of one embedded broker per test session (or of
+  STREAMJOIN_KAFKA_BOOTSTRAP when set); stopped at the end.
+- spark: one SparkSession per test session (streamjoin data sources registered); stopped at end.
+- tmp_delta_root: a fresh directory for Delta tables.
+- unique_topic: a topic name no other test uses (the broker is shared).
+- conformance_dir: ../shared/conformance (read at test time, never copied).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def streamjoin_home(tmp_path_factory) -> Path:
+    """A per-session STREAMJOIN_HOME so tests never touch ./var (broker state, checkpoints)."""
+    home = tmp_path_factory.mktemp("streamjoin_home")
+    previous = os.environ.get("STREAMJOIN_HOME")
+    os.environ["STREAMJOIN_HOME"] = str(home)
+    yield home
+    if previous is None:
+        os.environ.pop("STREAMJOIN_HOME", None)
+    else:
+        os.environ["STREAMJOIN_HOME"] = previous
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(streamjoin_home) -> str:
+    from streamjoin import broker
+    from streamjoin.config import Settings
+
+    settings = Settings.from_env()
+    if settings.kafka_bootstrap:
+        yield settings.kafka_bootstrap
+        return
+    state = broker.start(settings)
+    yield state.bootstrap
+    broker.stop(settings)
+
+
+@pytest.fixture(scope="session")
+def spark(streamjoin_home):
+    from streamjoin.spark.session import get_spark
+
+    session = get_spark("streamjoin-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def tmp_delta_root(tmp_path) -> Path:
+    root = tmp_path / "delta"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def unique_topic(request) -> str:
+    """A Kafka-legal topic name derived from the test name, unique within the session."""
+    name = re.sub(r"[^a-zA-Z0-9._-]+", "-", request.node.name)[:80].strip("-")
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def conformance_dir() -> Path:
+    return Path(__file__).resolve().parents[1].parent / "shared" / "conformance"

@@ -1,0 +1,120 @@
+"""The asset factory and definitions on a hand-built Project with a fake engine (the Dagster
+layer alone): lineage, descriptions, code versions, metadata of a materialization, checks."""
+
+from dataclasses import dataclass
+
+import dagster as dg
+import pytest
+
+from assets import build_assets, build_checks
+from assets.keys import latest_metadata, recorded_fingerprint
+from definitions import build_definitions
+from resources import default_resources
+from resources.platform import PlatformConfig
+
+pytestmark = pytest.mark.platform
+
+
+@dataclass(frozen=True)
+class Case:
+    asset: str
+    parents: set[str]
+
+
+# source topic -> repartition topic -> join -> output topic / Delta table
+LINEAGE = [
+    Case("kafka/clickstream", set()),
+    Case("kafka/clicks_enriched-clicks-repartition", {"kafka/clickstream"}),
+    Case("clicks_enriched", {"kafka/clicks_enriched-clicks-repartition", "kafka/click_users"}),
+    Case("kafka/clicks_enriched", {"clicks_enriched"}),
+    Case("delta/clicks_enriched", {"clicks_enriched"}),
+    Case("products_rekeyed", {"kafka/products"}),
+    Case("kafka/products_rekeyed", {"products_rekeyed"}),
+]
+
+
+@pytest.mark.parametrize("case", LINEAGE, ids=lambda c: c.asset)
+def test_lineage(project, case):
+    graph = build_definitions(project).get_repository_def().asset_graph
+    node = graph.get(dg.AssetKey.from_user_string(case.asset))
+    assert {p.to_user_string() for p in node.parent_keys} == case.parents
+
+
+def test_query_asset_carries_sql_explain_code_version_and_group(project):
+    spec = project.query("clicks_enriched")
+    assets_def = build_assets(project).queries["clicks_enriched"]
+    key = dg.AssetKey("clicks_enriched")
+    description = assets_def.specs_by_key[key].description
+    assert spec.sql in description and "Repartition[clicks by userId]" in description
+    assert assets_def.code_versions_by_key[key] == spec.code_version
+    assert {s.group_name for s in assets_def.specs} == {"ksqldb"}
+
+
+def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, instance):
+    result = dg.materialize([build_assets(project).queries["clicks_enriched"]],
+                            instance=instance, resources=default_resources())
+    assert result.success
+    assert engine.calls == [("run_query", "clicks_enriched", "available_now")]
+    metadata = latest_metadata(instance, dg.AssetKey("clicks_enriched"))
+    assert {k: metadata[k] for k in ("input_rows", "output_rows", "dead_letters",
+                                     "late_records", "dropped_records", "watermark_ms")} == \
+        {"input_rows": 10, "output_rows": 7, "dead_letters": 0, "late_records": 1,
+         "dropped_records": 2, "watermark_ms": 1_000}
+    assert latest_metadata(instance, dg.AssetKey(["delta", "clicks_enriched"]))["delta_version"] == 3
+    assert recorded_fingerprint(instance, dg.AssetKey("clicks_enriched")) == "fp-1"
+    progress = instance.fetch_observations(dg.AssetKey("clicks_enriched"), limit=5).records
+    assert len(progress) == 1  # the one on_progress call became an observation
+
+
+def test_materialize_in_continuous_mode_passes_mode_and_stop(project, engine, instance):
+    config = {"ops": {"clicks_enriched": {"config": {"mode": "continuous", "stop_after_s": 5}}}}
+    assert dg.materialize([build_assets(project).queries["clicks_enriched"]], instance=instance,
+                          resources=default_resources(), run_config=config).success
+    assert engine.calls == [("run_query", "clicks_enriched", "continuous")]
+
+
+@dataclass(frozen=True)
+class CheckCase:
+    dead_letters: int
+    lag: int
+    expected: dict  # check name -> passed
+
+
+CHECKS = [
+    CheckCase(dead_letters=0, lag=0,
+              expected={"copartitioned": True, "consumer_lag_under_limit": True,
+                        "no_dead_letters": True}),
+    CheckCase(dead_letters=4, lag=101,  # limit 100
+              expected={"copartitioned": True, "consumer_lag_under_limit": False,
+                        "no_dead_letters": False}),
+]
+
+
+@pytest.mark.parametrize("case", CHECKS)
+def test_checks_after_a_run(project, engine, instance, case):
+    engine.dead_letters, engine.lag = case.dead_letters, case.lag
+    config = PlatformConfig(max_consumer_lag=100)
+    query = build_assets(project).queries["clicks_enriched"]
+    checks = [c for c in build_checks(project, config) if c.node_def.name == "clicks_enriched_checks"]
+    dg.materialize([query], instance=instance, resources=default_resources())
+    result = dg.materialize([query, *checks], instance=instance, resources=default_resources(),
+                            selection=dg.AssetSelection.checks_for_assets(query))
+    evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert evaluations == case.expected
+
+
+def test_broken_query_fails_definition_loading_with_its_position(monkeypatch, tmp_path):
+    """A load error is never swallowed into a missing asset: the façade's error propagates."""
+    from streamjoin import project as facade
+    from streamjoin.dialect.errors import StreamJoinError
+    import definitions
+
+    sql = "CREATE STREAM x AS SELECT * FROM a JOIN b ON a.id = b.id;"
+
+    def broken(sql_dir):
+        raise StreamJoinError("Stream-Stream joins must have a WITHIN clause",
+                              "stream-stream-window", sql=sql, file="x.sql", start=33, end=33)
+
+    monkeypatch.setattr(facade, "load_project", broken)
+    with pytest.raises(StreamJoinError, match=r"x\.sql:1:34: \[stream-stream-window\]"):
+        definitions.defs()

@@ -1,0 +1,176 @@
+"""Sensor ticks and scheduled jobs on a hand-built Project with a fake engine: launch (new data,
+never run, in flight, incompatible change), restart (killed run, backoff, give up), backfill of
+closed windows, and the repartition schedule."""
+
+import os
+import socket
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import dagster as dg
+import pytest
+
+import jobs.backfill
+from assets.factory import HOST_TAG, PID_TAG
+from definitions import build_definitions
+from resources import default_resources
+from resources.platform import PlatformConfig
+
+pytestmark = pytest.mark.platform
+JOB = "stream_clicks_enriched"
+
+
+def tick(defs, instance, sensor_name, cursor=None):
+    sensor = defs.resolve_sensor_def(sensor_name)
+    context = dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
+                                      resources=default_resources())
+    return sensor.evaluate_tick(context)
+
+
+def add_run(instance, status, tags=None) -> dg.DagsterRun:
+    run = instance.add_run(dg.DagsterRun(job_name=JOB, run_id=str(uuid.uuid4()),
+                                         status=dg.DagsterRunStatus.STARTED, tags=tags or {}))
+    if status == dg.DagsterRunStatus.FAILURE:
+        instance.report_run_failed(run, "crashed")
+    elif status != dg.DagsterRunStatus.STARTED:
+        instance.update_run_status(run.run_id, status)  # QUEUED/SUCCESS stand-ins
+    return instance.get_run_by_id(run.run_id)
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+@dataclass(frozen=True)
+class LaunchCase:
+    name: str
+    materialized: bool  # one successful stream run before the tick
+    last_run: dg.DagsterRunStatus | None  # a run added after it (None: none)
+    lag: int
+    fingerprint_now: str  # "fp-1" was recorded by the materialization
+    launches: bool
+
+
+LAUNCH = [
+    LaunchCase("never materialized", False, None, 0, "fp-1", True),
+    LaunchCase("up to date", True, None, 0, "fp-1", False),
+    LaunchCase("new data on a source topic", True, None, 5, "fp-1", True),
+    LaunchCase("run in flight", True, dg.DagsterRunStatus.STARTED, 5, "fp-1", False),
+    LaunchCase("last run failed: restart's job", True, dg.DagsterRunStatus.FAILURE, 5, "fp-1",
+               False),
+    LaunchCase("incompatible SQL change", True, None, 5, "fp-2", False),
+]
+
+
+@pytest.mark.parametrize("case", LAUNCH, ids=lambda c: c.name)
+def test_launch_sensor(project, engine, instance, case):
+    defs = build_definitions(project)
+    if case.materialized:
+        assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success
+    if case.last_run:
+        add_run(instance, case.last_run)
+    engine.lag, engine.fingerprint = case.lag, case.fingerprint_now
+    result = tick(defs, instance, "launch_streaming_queries")
+    assert [r.job_name for r in result.run_requests] == ([JOB] if case.launches else [])
+    if case.fingerprint_now != "fp-1":
+        assert "reset_clicks_enriched" in result.skip_message
+
+
+def test_launch_after_reset_observation(project, engine, instance):
+    """The reset job records the new fingerprint, which unblocks launching."""
+    defs = build_definitions(project)
+    assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success
+    engine.lag, engine.fingerprint = 5, "fp-2"
+    assert not tick(defs, instance, "launch_streaming_queries").run_requests
+    assert defs.resolve_job_def("reset_clicks_enriched").execute_in_process(instance=instance).success
+    assert ("reset", "clicks_enriched") in engine.calls
+    assert [r.job_name for r in tick(defs, instance, "launch_streaming_queries").run_requests] \
+        == [JOB]
+
+
+@dataclass(frozen=True)
+class RestartCase:
+    name: str
+    failures: int  # consecutive failed runs, newest last
+    killed: bool  # the newest run is STARTED but its worker process is dead
+    config: PlatformConfig = field(default_factory=lambda: PlatformConfig(restart_backoff_s=0))
+    fingerprint_now: str = "fp-1"
+    restarts: bool = True
+    note: str = ""
+
+
+RESTART = [
+    RestartCase("killed run", 0, True),
+    RestartCase("failed run", 1, False),
+    RestartCase("third failure waits for 4x backoff", 3, False,
+                PlatformConfig(restart_backoff_s=60), restarts=False, note="restart 3 in"),
+    RestartCase("gives up after max retries", 3, False,
+                PlatformConfig(restart_backoff_s=0, restart_max_retries=2), restarts=False,
+                note="gave up after 2"),
+    RestartCase("incompatible change is flagged", 1, False, fingerprint_now="fp-2",
+                restarts=False, note="incompatible SQL change"),
+]
+
+
+@pytest.mark.parametrize("case", RESTART, ids=lambda c: c.name)
+def test_restart_sensor(project, engine, instance, case):
+    defs = build_definitions(project, case.config)
+    assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success  # records fp-1
+    failed = [add_run(instance, dg.DagsterRunStatus.FAILURE) for _ in range(case.failures)]
+    if case.killed:
+        failed.append(add_run(instance, dg.DagsterRunStatus.STARTED,
+                              {PID_TAG: str(dead_pid()), HOST_TAG: socket.gethostname()}))
+    engine.fingerprint = case.fingerprint_now
+    result = tick(defs, instance, "restart_failed_queries")
+    if case.killed:
+        assert instance.get_run_by_id(failed[-1].run_id).status == dg.DagsterRunStatus.FAILURE
+    if case.restarts:
+        [request] = result.run_requests
+        assert request.tags["streamjoin/restart_of"] == failed[-1].run_id
+    else:
+        assert not result.run_requests and case.note in result.skip_message
+
+
+def test_restart_leaves_a_live_run_alone(project, engine, instance):
+    defs = build_definitions(project, PlatformConfig(restart_backoff_s=0))
+    live = add_run(instance, dg.DagsterRunStatus.STARTED,
+                   {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()})
+    assert not tick(defs, instance, "restart_failed_queries").run_requests
+    assert instance.get_run_by_id(live.run_id).status == dg.DagsterRunStatus.STARTED
+
+
+def test_backfill_sensor_replays_windows_as_they_close(project, engine, instance, monkeypatch):
+    defs = build_definitions(project, PlatformConfig(backfill_granularity="daily",
+                                                     backfill_start="2026-11-01"))
+    monkeypatch.setattr(jobs.backfill, "utc_now", lambda: datetime(2026, 11, 20, 10, tzinfo=timezone.utc))
+    first = tick(defs, instance, "backfill_closed_windows")
+    assert not first.run_requests  # turning the sensor on does not replay history
+    monkeypatch.setattr(jobs.backfill, "utc_now", lambda: datetime(2026, 11, 22, 1, tzinfo=timezone.utc))
+    second = tick(defs, instance, "backfill_closed_windows", cursor=first.cursor)
+    assert sorted((r.job_name, r.partition_key) for r in second.run_requests) == [
+        ("backfill_clicks_enriched", "2026-11-20"), ("backfill_clicks_enriched", "2026-11-21"),
+        ("backfill_products_rekeyed", "2026-11-20"), ("backfill_products_rekeyed", "2026-11-21")]
+    run = defs.resolve_job_def("backfill_clicks_enriched").execute_in_process(
+        instance=instance, partition_key="2026-11-20")
+    assert run.success
+    day_ms = int(datetime(2026, 11, 20, tzinfo=timezone.utc).timestamp() * 1000)
+    assert ("backfill", "clicks_enriched", day_ms, day_ms + 86_400_000) in engine.calls
+    delta = instance.get_latest_materialization_event(dg.AssetKey(["delta", "clicks_enriched"]))
+    assert delta.asset_materialization.metadata["partition"].value == "2026-11-20"
+
+
+def test_repartition_schedule_runs_its_job(project, engine, instance):
+    defs = build_definitions(project)
+    schedule = defs.resolve_schedule_def("repartition_products_rekeyed_schedule")
+    assert schedule.cron_schedule == "*/5 * * * *"  # the query's `-- schedule:` header
+    context = dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=datetime(2026, 11, 22, 12, 5, tzinfo=timezone.utc))
+    [request] = schedule.evaluate_tick(context).run_requests
+    job = defs.resolve_job_def(schedule.job_name)
+    assert job.execute_in_process(instance=instance, tags=request.tags).success
+    assert engine.calls == [("run_query", "products_rekeyed", "available_now")]
+    assert instance.get_latest_materialization_event(dg.AssetKey(["kafka", "products_rekeyed"]))

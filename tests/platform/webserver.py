@@ -1,0 +1,105 @@
+"""`dagster dev` for the browser tests: started in its own process group on a free port with a
+temporary DAGSTER_HOME, waited for until its code location has loaded, stopped by process group
+(in its own group it honours SIGTERM and stops the daemon, code server and run workers it
+started)."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+READY_TIMEOUT_S = 90.0
+# Launch runs at once (the default queue waits for a daemon poll) and send no telemetry.
+INSTANCE_YAML = """run_coordinator:
+  module: dagster._core.run_coordinator
+  class: DefaultRunCoordinator
+telemetry:
+  enabled: false
+"""
+LOCATIONS = """{ workspaceOrError { ... on Workspace { locationEntries {
+  name loadStatus locationOrLoadError { __typename ... on PythonError { message } } } } } }"""
+
+
+@dataclass
+class Webserver:
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def graphql(self, query: str, variables: dict | None = None) -> dict:
+        request = urllib.request.Request(
+            f"{self.url}/graphql", json.dumps({"query": query, "variables": variables or {}})
+            .encode(), {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = json.load(response)
+        if body.get("errors"):
+            raise RuntimeError(f"GraphQL errors: {body['errors']}")
+        return body["data"]
+
+    def stop(self) -> None:
+        for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.process.wait(wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start(workdir: Path, defs_file: Path, home: Path, env: dict[str, str]) -> Webserver:
+    """Start `dagster dev` serving `defs_file` and wait until its code location loaded."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "dagster.yaml").write_text(INSTANCE_YAML)
+    port = free_port()
+    log_path = home / "dagster-dev.log"
+    dagster = Path(sys.executable).parent / "dagster"
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [str(dagster), "dev", "-h", "127.0.0.1", "-p", str(port), "-f", str(defs_file),
+             "-d", str(workdir)],
+            cwd=workdir, env={**os.environ, **env, "DAGSTER_HOME": str(home)},
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)  # own process group: signals reach dev and its children
+    server = Webserver(f"http://127.0.0.1:{port}", process, log_path)
+    try:
+        _wait_loaded(server)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _wait_loaded(server: Webserver) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"dagster dev exited ({server.process.returncode}); "
+                               f"see {server.log_path}")
+        try:
+            entries = server.graphql(LOCATIONS)["workspaceOrError"]["locationEntries"]
+        except OSError:
+            entries = []
+        if entries and all(e["loadStatus"] == "LOADED" for e in entries):
+            errors = [e["locationOrLoadError"].get("message") for e in entries
+                      if e["locationOrLoadError"]["__typename"] == "PythonError"]
+            if errors:
+                raise RuntimeError(f"code location failed to load: {errors}")
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"dagster dev did not load within {READY_TIMEOUT_S} s; "
+                       f"see {server.log_path}")

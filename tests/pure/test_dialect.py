@@ -1,0 +1,100 @@
+"""Parser tests, one per clause: each statement parses to the expected node and prints back to
+SQL that parses to the same tree (round trip)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from sqlglot import exp
+
+from streamjoin.dialect import (
+    CreateRelation, SetOption, SourceTable, StreamQuery, ViewDefinition, declared_flavour, dialect_for, parse,
+)
+
+
+@dataclass
+class Case:
+    flavour: str
+    sql: str
+    node: type  # the class of the statement, or of a node that must occur in it
+    check: callable = lambda tree: True
+
+
+CASES = {
+    "ksqldb create stream": Case("ksqldb", "CREATE STREAM clicks (userId INT KEY, url STRING) WITH "
+                                 "(kafka_topic='clickstream', value_format='json', partitions=2)", CreateRelation,
+                                 lambda t: t.args["columns"][0].args["key"] == "KEY"),
+    "ksqldb create table primary key": Case("ksqldb", "CREATE TABLE users (id BIGINT PRIMARY KEY, fullName STRING) "
+                                            "WITH (kafka_topic='users')", CreateRelation,
+                                            lambda t: t.args["columns"][0].args["key"] == "PRIMARY KEY"),
+    "flink create table": Case("flink", "CREATE TABLE p (id STRING, ts TIMESTAMP(3) METADATA FROM 'value.source.timestamp' "
+                               "VIRTUAL, price DECIMAL(10, 4), PRIMARY KEY(id) NOT ENFORCED, WATERMARK FOR ts AS ts "
+                               "- INTERVAL '5' SECOND) WITH ('connector' = 'kafka', 'topic' = 'products')",
+                               CreateRelation, lambda t: t.args["primary_key"][0].name == "id"),
+    "sqlstream create stream": Case("sqlstream", "CREATE STREAM beast_events (row_id integer not null, zone integer)",
+                                    CreateRelation),
+    "csas with emit": Case("ksqldb", "CREATE STREAM x WITH (PARTITIONS=6) AS SELECT * FROM a JOIN b WITHIN 10 SECONDS "
+                           "ON a.id = b.id EMIT CHANGES", CreateRelation,
+                           lambda t: isinstance(t.expression, StreamQuery) and t.expression.args["emit"] == "CHANGES"),
+    "partition by": Case("ksqldb", "SELECT * FROM products PARTITION BY product_id", StreamQuery),
+    "within grace": Case("ksqldb", "SELECT * FROM l JOIN r WITHIN 15 SECONDS GRACE PERIOD 5 SECONDS ON l.id = r.id",
+                         SourceTable, lambda t: t.find(SourceTable).args["within"].args["grace"].millis == 5000),
+    "within before after": Case("ksqldb", "SELECT * FROM l JOIN r WITHIN (1 HOUR, 2 HOURS) ON l.id = r.id", SourceTable,
+                                lambda t: t.find(SourceTable).args["within"].args["after"].millis == 7_200_000),
+    "lenses within after on": Case("lenses", "SELECT STREAM a.x FROM a LEFT JOIN b ON a.id = b.id WITHIN 5s", SourceTable,
+                                   lambda t: t.find(SourceTable).args["within"].args["before"].millis == 5000),
+    "select stream modifier": Case("lenses", "SELECT STREAM * FROM a", exp.Select,
+                                   lambda t: t.args["operation_modifiers"][0].name == "STREAM"),
+    "select table modifier": Case("lenses", "SELECT TABLE * FROM customers JOIN orders", exp.Select,
+                                  lambda t: t.args["operation_modifiers"][0].name == "TABLE"),
+    "lenses view": Case("lenses", "WITH t AS (SELECT TABLE * FROM customers)", ViewDefinition),
+    "lenses double-quoted string": Case("lenses", 'SELECT STREAM a.x FROM a JOIN b ON substr(b.n, 1) = "J"', exp.Literal,
+                                        lambda t: t.find(exp.Literal, bfs=False) is not None),
+    "lenses lateral": Case("lenses", "SELECT STREAM m, r FROM b LATERAL xs AS rs LATERAL rs AS r", exp.Lateral),
+    "lenses flatten": Case("lenses", "SELECT STREAM r FROM b LATERAL flatten([day, night]) AS r", exp.Lateral),
+    "set option": Case("lenses", "SET defaults.topic.autocreate=true", SetOption,
+                       lambda t: (t.option, t.value) == ("defaults.topic.autocreate", "true")),
+    "set quoted option": Case("ksqldb", "SET 'streamjoin.allow_multi_column_keys'='true'", SetOption,
+                              lambda t: t.option == "streamjoin.allow_multi_column_keys"),
+    "set dashed option": Case("flink", "SET table.local-time-zone=UTC", SetOption, lambda t: t.value == "UTC"),
+    "over range": Case("sqlstream", "SELECT STREAM rowtime FROM s.a OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS a "
+                       "JOIN s.b OVER (ROWS BETWEEN 5 PRECEDING AND CURRENT ROW) AS b ON (a.t = b.t)", SourceTable,
+                       lambda t: t.find(SourceTable).args["window"].args["kind"] == "RANGE"),
+    "named window": Case("sqlstream", "SELECT STREAM * FROM a OVER w JOIN b ON a.t = b.t WINDOW w AS (RANGE INTERVAL '1' "
+                         "HOUR PRECEDING)", SourceTable),
+    "natural": Case("sqlstream", "SELECT STREAM * FROM a NATURAL JOIN b", exp.Join),
+    "using": Case("sqlstream", "SELECT STREAM * FROM e JOIN a USING (animal_id)", exp.Join),
+    "cross": Case("sqlstream", "SELECT STREAM * FROM a CROSS JOIN b", exp.Join),
+    "for system_time": Case("flink", "SELECT * FROM o LEFT JOIN p FOR SYSTEM_TIME AS OF o.t AS P ON o.id = P.id",
+                            exp.Version),
+    "interval between": Case("flink", "SELECT * FROM o, s WHERE o.id = s.oid AND o.t BETWEEN s.t - INTERVAL '4' HOUR "
+                             "AND s.t", exp.Between),
+    "lateral table": Case("flink", "SELECT * FROM Orders AS o, LATERAL TABLE (Rates(o.rowtime)) AS r", exp.Lateral),
+    "cast key": Case("ksqldb", "SELECT * FROM c JOIN u ON CAST(c.id AS BIGINT) = u.id", exp.Cast),
+    "insert into": Case("lenses", "INSERT INTO result SELECT STREAM a.x FROM a JOIN b ON a.id = b.id", exp.Insert),
+    "group by after join": Case("lenses", "SELECT STREAM t.n, COUNT(*) AS c FROM s JOIN t ON t.id = s.id GROUP BY t.n",
+                                exp.Group),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_clause_parses_and_round_trips(name):
+    case = CASES[name]
+    dialect = dialect_for(case.flavour)
+    [tree] = parse(case.sql, case.flavour)
+    assert isinstance(tree, case.node) or tree.find(case.node) is not None
+    assert case.check(tree)
+    printed = tree.sql(dialect=dialect)
+    [again] = parse(printed, case.flavour)
+    assert again == tree or again.sql(dialect=dialect) == printed
+
+
+def test_several_statements_split_on_semicolons():
+    statements = parse("SET a=1;\nWITH v AS (SELECT STREAM * FROM s);\nINSERT INTO r SELECT STREAM * FROM v;", "lenses")
+    assert [type(s) for s in statements] == [SetOption, ViewDefinition, exp.Insert]
+
+
+def test_flavour_comment():
+    assert declared_flavour("-- dialect: flink\nSELECT 1") == "flink"
+    assert declared_flavour("SELECT 1") == "ksqldb"
