@@ -8,7 +8,9 @@ multi-asset runs the query once (`available_now`) or until stopped (`continuous`
 """
 
 import os
+import queue
 import socket
+import threading
 from dataclasses import dataclass
 
 import dagster as dg
@@ -72,14 +74,8 @@ def _source_topic_asset(topic: str, group: str, partitions: int | None) -> dg.As
 
 def repartition_feeds(spec: QuerySpec) -> dict[str, tuple[str, ...]]:
     """{repartition topic: source topics feeding it}. QuerySpec does not say which input a
-    repartition topic re-keys, so match the source name or topic inside the repartition topic's
-    name (Kafka Streams names them after their input) and fall back to every source."""
-    feeds = {}
-    for topic in spec.repartition_topics:
-        named = tuple(t for t, n in zip(spec.source_topics, spec.source_names)
-                      if t in topic or n in topic)
-        feeds[topic] = named or spec.source_topics
-    return feeds
+    repartition topic re-keys, so each is drawn downstream of every source topic of the query."""
+    return {topic: spec.source_topics for topic in spec.repartition_topics}
 
 
 def describe(spec: QuerySpec) -> str:
@@ -125,12 +121,7 @@ def _query_asset(spec: QuerySpec) -> dg.AssetsDefinition:
         context.instance.add_run_tags(context.run.run_id, {PID_TAG: str(os.getpid()),
                                                        HOST_TAG: socket.gethostname()})
 
-        def progress(report: RunReport) -> None:
-            context.log_event(dg.AssetObservation(asset_key=query_key(spec),
-                                                  metadata=report_metadata(report)))
-
-        report = facade.run_query(spec, mode=mode, stop_after_s=config.stop_after_s or None,
-                                  on_progress=progress)
+        report = yield from _run_with_progress(spec, mode, config.stop_after_s or None)
         metadata = report_metadata(report)
         for topic in spec.repartition_topics:  # upstream of the join: yielded first
             yield dg.MaterializeResult(asset_key=topic_key(topic))
@@ -148,3 +139,27 @@ def _query_asset(spec: QuerySpec) -> dg.AssetsDefinition:
         yield dg.MaterializeResult(asset_key=delta_key(spec), metadata=table)
 
     return run
+
+
+def _run_with_progress(spec: QuerySpec, mode: str, stop_after_s: float | None):
+    """Run the query in a worker thread and yield an AssetObservation per progress report as it
+    arrives (events logged from another thread would only show when the step ends); returns the
+    final RunReport. A continuous run thus shows live figures in the UI."""
+    updates: queue.Queue[RunReport | None] = queue.Queue()
+    outcome: dict = {}
+
+    def work() -> None:
+        try:
+            outcome["report"] = facade.run_query(spec, mode=mode, stop_after_s=stop_after_s,
+                                                 on_progress=updates.put)
+        except BaseException as error:  # re-raised in the step's thread below
+            outcome["error"] = error
+        finally:
+            updates.put(None)
+
+    threading.Thread(target=work, name=f"streamjoin-{spec.name}", daemon=True).start()
+    while (update := updates.get()) is not None:
+        yield dg.AssetObservation(asset_key=query_key(spec), metadata=report_metadata(update))
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["report"]

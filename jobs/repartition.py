@@ -4,6 +4,7 @@
 import dagster as dg
 
 from assets.factory import QueryAssets
+from jobs.streaming import query_job
 from resources.platform import PlatformConfig
 from streamjoin.project import Project, QuerySpec
 
@@ -18,13 +19,9 @@ def build_repartition_jobs(project: Project, assets: QueryAssets,
     for spec in project.queries:
         if not spec.is_repartition:
             continue
-        job = dg.define_asset_job(repartition_job_name(spec),
-                                  selection=dg.AssetSelection.assets(assets.queries[spec.name])
-                                  .without_checks(),
-                                  tags={"streamjoin/query": spec.name})
+        job = query_job(repartition_job_name(spec), spec, assets)
         jobs.append(job)
-        schedules.append(dg.ScheduleDefinition(name=f"{repartition_job_name(spec)}_schedule",
-                                               job=job,
-                                               cron_schedule=spec.schedule or config.repartition_cron,
-                                               execution_timezone="UTC"))
+        schedules.append(dg.ScheduleDefinition(
+            name=f"{repartition_job_name(spec)}_schedule", job=job,
+            cron_schedule=spec.schedule or config.repartition_cron, execution_timezone="UTC"))
     return jobs, schedules

@@ -17,8 +17,8 @@ import dagster as dg
 
 from assets.factory import HOST_TAG, PID_TAG
 from assets.keys import query_key, recorded_fingerprint
-from jobs.streaming import CANCELED, FAILED, IN_FLIGHT, recent_runs, reset_job_name, stream_job_name, \
-    streaming_queries
+from jobs.streaming import (CANCELED, FAILED, IN_FLIGHT, recent_runs, reset_job_name,
+                            stream_job_name, streaming_queries)
 from resources import KafkaResource
 from resources.platform import PlatformConfig
 from streamjoin import project as facade

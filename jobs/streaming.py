@@ -27,12 +27,14 @@ def streaming_queries(project: Project) -> list[QuerySpec]:
     return [q for q in project.queries if not q.is_repartition]
 
 
+def query_job(name: str, spec: QuerySpec, assets: QueryAssets):
+    """An asset job materialising the query's multi-asset (its checks are run separately)."""
+    selection = dg.AssetSelection.assets(assets.queries[spec.name]).without_checks()
+    return dg.define_asset_job(name, selection=selection, tags={"streamjoin/query": spec.name})
+
+
 def build_stream_jobs(project: Project, assets: QueryAssets) -> list:
-    return [dg.define_asset_job(stream_job_name(spec),
-                                selection=dg.AssetSelection.assets(assets.queries[spec.name])
-                                .without_checks(),
-                                tags={"streamjoin/query": spec.name})
-            for spec in streaming_queries(project)]
+    return [query_job(stream_job_name(spec), spec, assets) for spec in streaming_queries(project)]
 
 
 def build_reset_jobs(project: Project) -> list[dg.JobDefinition]:

@@ -100,9 +100,11 @@ class KafkaResource(dg.ConfigurableResource):
 
 class DeltaResource(dg.ConfigurableResource):
     """Where the Delta tables live: `root` (empty = STREAMJOIN_HOME/delta). Relative table paths
-    of the queries resolve against it; exported as STREAMJOIN_DELTA_ROOT for the engine."""
+    of the queries resolve against it; exported as STREAMJOIN_DELTA_ROOT for the engine.
+    `rows_between` reads one time range of a table (for the streaming == batch check)."""
 
     root: str = ""
+    time_column: str = "__ts"  # each output row's event time (ms), as the engine writes it
 
     def root_path(self) -> Path:
         return Path(self.root) if self.root else Settings.from_env().home / "delta"
@@ -124,6 +126,19 @@ class DeltaResource(dg.ConfigurableResource):
             return DeltaTable(self.table_path(delta_path)).version()
         except TableNotFoundError:
             return None
+
+
+    def rows_between(self, delta_path: str, start_ms: int, end_ms: int) -> list[dict]:
+        """The rows with `time_column` in [start_ms, end_ms) ([] when the table does not exist)."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            table = DeltaTable(self.table_path(delta_path))
+        except TableNotFoundError:
+            return []
+        return table.to_pyarrow_table(filters=[(self.time_column, ">=", start_ms),
+                                               (self.time_column, "<", end_ms)]).to_pylist()
 
 
 def default_resources() -> dict:

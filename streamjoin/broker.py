@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -106,8 +107,18 @@ def status(settings: Settings | None = None) -> BrokerState | None:
     return state if _is_running(state.pid) else None
 
 
-def start(settings: Settings | None = None) -> BrokerState:
-    """Start a detached broker (or return the one already running) and wait until it answers."""
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG),
+    so a killed test session leaves no broker behind."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def start(settings: Settings | None = None, detached: bool = True) -> BrokerState:
+    """Start a broker (or return the one already running) and wait until it answers.
+    detached: it outlives this process (CLI); else it dies with it (test sessions)."""
     settings = settings or Settings.from_env()
     running = status(settings)
     if running:
@@ -122,7 +133,8 @@ def start(settings: Settings | None = None) -> BrokerState:
             [str(tansu_binary()), "broker", "--listener-url", url,
              "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)  # survives the CLI process and its terminal's signals
+            start_new_session=detached,  # detached: immune to the terminal's signals too
+            preexec_fn=None if detached or sys.platform != "linux" else _die_with_parent)
     _children[process.pid] = process
     state = BrokerState(pid=process.pid, port=port, log_path=str(log_path))
     deadline = time.monotonic() + READY_TIMEOUT_S

@@ -20,11 +20,14 @@ from streamjoin.expr import ExprOptions, Scope, compile_expr, compile_predicate
 from streamjoin.formats import SerdeSpec
 from streamjoin.operators.base import Side
 from streamjoin.runtime.joins import build_processor
-from streamjoin.runtime.stages import Env, FilterStage, JoinStage, LateralStage, Pipeline, Stage
+from streamjoin.aggregates import compile_aggregates
+from streamjoin.runtime.stages import (AggregateStage, Env, FilterStage, JoinStage, LateralStage, Pipeline,
+                                      ProjectStage, RekeyStage, Stage)
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
 from streamjoin.sqltypes import SqlType, parse_type
 
 ANY = "ANY"  # a value whose type is only known at run time: encoded as it is
+OUTPUT = "output"  # the relation the query's projection produces, read by the sink
 
 
 @dataclass
@@ -42,6 +45,7 @@ class _Builder:
     options: ExprOptions
     entries: dict[str, tuple[SerdeSpec, list[Entry]]] = field(default_factory=dict)
     stages: list[Stage] = field(default_factory=list)
+    inputs_of: dict[str, dict] = field(default_factory=dict)  # projection alias -> relations below it
 
     def scope(self, *relations: dict[str, dict]) -> Scope:
         merged: dict[str, dict] = {}
@@ -64,8 +68,12 @@ class _Builder:
     def build(self, node: P.PlanNode) -> _Fragment:
         if isinstance(node, P.Source):
             return self.source(node)
-        if isinstance(node, P.Repartition):  # the task already holds the re-keyed records
-            return self.build(node.child)
+        if isinstance(node, P.Repartition):
+            child = self.build(node.child)
+            stage = RekeyStage(key_function(node.key, self.scope(child.relations)))
+            return self.add(stage, child, child.relations)
+        if isinstance(node, P.Project):
+            return self.project(node)
         if isinstance(node, P.Join):
             return self.join(node)
         if isinstance(node, P.Filter):
@@ -80,6 +88,25 @@ class _Builder:
             return self.add(stage, child, {**child.relations, alias: {node.alias: None}})
         raise NotImplementedError(f"cannot compile {node.label} yet")
 
+    def project(self, node: P.Project) -> _Fragment:
+        """A view's projection inside a query (its output is relation `node.alias`), or the
+        query's own projection (relation OUTPUT, read by the sink). Above an Aggregate the
+        projection is the aggregate's SELECT list."""
+        alias = node.alias or OUTPUT
+        columns = {**node.key_columns, **node.value_columns}
+        if isinstance(node.child, P.Aggregate):
+            child = self.build(node.child.child)
+            select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
+            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by))
+            stage = AggregateStage(plan, alias)
+        else:
+            child = self.build(node.child)
+            scope = self.scope(child.relations)
+            stage = ProjectStage(alias, tuple((name, compile_expr(e, scope)) for name, e in columns.items()))
+        types = {name: _static_type(e, self.scope(child.relations)) for name, e in columns.items()}
+        self.inputs_of[alias] = child.relations
+        return self.add(stage, child, {alias: types})
+
     def source(self, node: P.Source) -> _Fragment:
         source = node.source
         serde = source_serde(source)
@@ -90,10 +117,12 @@ class _Builder:
         left, right = self.build(node.left), self.build(node.right)
         left_scope, right_scope = self.scope(left.relations), self.scope(right.relations)
         both = self.scope(left.relations, right.relations)
+        foreign_key = key_function(node.left_keys, left_scope)
+        # A foreign-key join's left input stays keyed by its primary key; the FK picks the right row.
+        left_keys = node.left.key if isinstance(node, P.ForeignKeyJoin) else node.left_keys
         stage = JoinStage(
-            processor=build_processor(node, residual=_residual(node.residual, both), left_key_of=
-                                      key_function(node.left_keys, left_scope)),
-            left_key=key_function(node.left_keys, left_scope),
+            processor=build_processor(node, residual=_residual(node.residual, both), foreign_key=foreign_key),
+            left_key=key_function(left_keys, left_scope),
             right_key=key_function(node.right_keys, right_scope),
             left_aliases=tuple(left.relations),
             right_aliases=tuple(right.relations),
@@ -139,6 +168,13 @@ def source_serde(source: SourceDef) -> SerdeSpec:
                      timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns))
 
 
+def _static_type(expression: exp.Expression, scope: Scope) -> str | None:
+    try:
+        return scope.static_type(expression)
+    except Exception:  # noqa: BLE001 - a type we cannot tell statically is typed at run time
+        return None
+
+
 @dataclass(frozen=True)
 class RuntimeFactory:
     """Builds a task's runtime from the plan (picklable: only the plan and options travel)."""
@@ -148,26 +184,35 @@ class RuntimeFactory:
 
     def __call__(self, task: int) -> PipelineRuntime:
         builder = _Builder(self.options)
-        project = self.sink.child
-        fragment = builder.build(project.child if isinstance(project, P.Project) else project)
-        scope = builder.scope(fragment.relations)
-        binding = sink_binding(self.sink, scope)
-        pipeline = Pipeline(builder.stages)
+        fragment = builder.build(self.sink.child)
+        binding = sink_binding(self.sink, fragment.relations[OUTPUT], self.key_types(builder))
         if fragment.head is None:  # no stage at all: records go straight to the sink
             for topic, serde, alias, is_table in fragment.pending:
                 builder.entries.setdefault(topic, (serde, []))[1].append(Entry(alias, None, Side.LEFT, is_table))
         inputs = {topic: (serde, tuple(entries)) for topic, (serde, entries) in builder.entries.items()}
-        return PipelineRuntime(inputs, pipeline, binding)
+        return PipelineRuntime(inputs, Pipeline(builder.stages), binding)
+
+    def key_types(self, builder: _Builder) -> tuple[str | None, ...]:
+        """Types of the result key (the join, group or partition key under the projection)."""
+        scope = builder.scope(builder.inputs_of[OUTPUT])
+        return tuple(_static_type(k, scope) for k in self.sink.child.child.key)
 
 
-def sink_binding(sink: P.Sink, scope: Scope) -> SinkBinding:
-    project = sink.child if isinstance(sink.child, P.Project) else None
-    key_exprs = dict(project.key_columns) if project else {}
-    value_exprs = dict(project.value_columns) if project else {}
-    key_columns = tuple((name, sql_type(scope.static_type(e))) for name, e in key_exprs.items())
-    value_columns = tuple((name, sql_type(scope.static_type(e))) for name, e in value_exprs.items())
+def sink_binding(sink: P.Sink, output: dict[str, str | None], key_types: tuple) -> SinkBinding:
+    """The output record: key = the result's key (join key, group key or PARTITION BY key) named
+    as the projection names it; value = the projected value columns."""
+    project: P.Project = sink.child
+    names = list(project.key_columns) or (["_key"] if len(key_types) == 1 else [f"_key{i}" for i in range(len(key_types))])
+    key_columns = tuple((name, sql_type(t)) for name, t in zip(names, key_types))
+    value_columns = tuple((name, sql_type(output[name])) for name in project.value_columns)
     key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 else sink.key_format)
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns)
-    key_fn = key_function(tuple(key_exprs.values()), scope) if key_exprs else None
-    columns = tuple((name, compile_expr(e, scope)) for name, e in value_exprs.items())
-    return SinkBinding(sink.topic, serde, columns, key_fn)
+    columns = tuple((name, _output_column(name)) for name in project.value_columns)
+    return SinkBinding(sink.topic, serde, columns)
+
+
+def _output_column(name: str) -> Callable[[Env], Any]:
+    def column(env: Env) -> Any:
+        return env[OUTPUT][name]
+
+    return column

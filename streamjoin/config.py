@@ -55,7 +55,8 @@ class Settings:
 
 def kafka_client_config(settings: Settings | None = None, bootstrap: str | None = None) -> dict:
     """Keyword arguments for every kafka-python client we create (KafkaConsumer, KafkaProducer,
-    KafkaAdminClient). `bootstrap` overrides settings.kafka_bootstrap (e.g. the embedded broker's)."""
+    KafkaAdminClient). `bootstrap` overrides settings.kafka_bootstrap (e.g. the embedded
+    broker's)."""
     settings = settings or Settings.from_env()
     servers = bootstrap or settings.kafka_bootstrap
     if not servers:
@@ -69,8 +70,9 @@ def kafka_client_config(settings: Settings | None = None, bootstrap: str | None 
 
 
 def client_config_from_options(options: Mapping[str, str]) -> dict:
-    """kafka-python keyword arguments from Spark-style source/sink options ("kafka.bootstrap.servers",
-    "kafka.security.protocol", ...). `options` may be Spark's case-insensitive option dict."""
+    """kafka-python keyword arguments from Spark-style source/sink options
+    ("kafka.bootstrap.servers", "kafka.security.protocol", ...). `options` may be Spark's
+    case-insensitive option dict."""
     bootstrap = options.get("kafka.bootstrap.servers")
     if not bootstrap:
         raise ValueError("option 'kafka.bootstrap.servers' is required")

@@ -85,46 +85,60 @@ class RunReport:
     extra: dict = field(default_factory=dict)
 
 
-# --- Operations. Contract for the orchestrator; bodies are filled by the compiler work. ---------
+# --- Operations (implemented in streamjoin.execution, imported lazily: it needs Spark). --------
 
 
 def load_project(sql_dir: Path) -> Project:
-    """Parse and plan every file below `sql_dir` (sources.sql declares the inputs; every other
-    .sql file is one query). Raises `streamjoin.dialect` errors (file, line, column, snippet)
-    for a broken file — never skips it."""
-    raise NotImplementedError("load_project: compiler not wired yet")
+    """Parse and plan every file below `sql_dir` (sources.sql declares a folder's inputs; every
+    other .sql file is one query). Raises the planner's error (file, line, column, snippet) for a
+    broken file — never skips it."""
+    from streamjoin.sqlproject import load_project as load
+
+    return load(sql_dir)
 
 
 def run_query(spec: QuerySpec, *, mode: str | None = None, stop_after_s: float | None = None,
               on_progress=None) -> RunReport:
     """Run one query from its checkpoint: `available_now` processes everything new then stops;
-    `continuous` runs with a processing-time trigger until `stop_after_s` (or forever), calling
-    `on_progress(RunReport)` after each batch."""
-    raise NotImplementedError("run_query: compiler not wired yet")
+    `continuous` runs with a processing-time trigger until `stop_after_s` (or until stopped),
+    calling `on_progress(RunReport)` after each batch."""
+    from streamjoin import execution
+
+    return execution.run_query(spec, mode=mode, stop_after_s=stop_after_s, on_progress=on_progress)
 
 
 def backfill(spec: QuerySpec, start_ms: int, end_ms: int) -> RunReport:
-    """Recompute [start_ms, end_ms) with the same plan in batch mode (Kafka offsets by timestamp)
-    and replace that time range in the query's Delta table."""
-    raise NotImplementedError("backfill: compiler not wired yet")
+    """Recompute [start_ms, end_ms) with the same plan in batch mode and replace that time range
+    in the query's Delta table."""
+    from streamjoin import execution
+
+    return execution.backfill(spec, start_ms, end_ms)
 
 
 def copartitioning_problems(spec: QuerySpec) -> list[str]:
     """Human-readable problems with the co-partitioning of the query's join inputs ([] if none)."""
-    raise NotImplementedError
+    from streamjoin import execution
+
+    return execution.copartitioning_problems(spec)
 
 
 def consumer_lag(spec: QuerySpec) -> int:
     """End offsets of the input topics minus the offsets in the query's checkpoint."""
-    raise NotImplementedError
+    from streamjoin import execution
+
+    return execution.consumer_lag(spec)
 
 
 def state_fingerprint(spec: QuerySpec) -> str:
     """Identifies the state layout of the compiled query: when it changes, the checkpoint is
     incompatible and the query needs a reset + backfill instead of a restart."""
-    raise NotImplementedError
+    from streamjoin import execution
+
+    return execution.state_fingerprint(spec)
 
 
 def reset(spec: QuerySpec) -> None:
-    """Delete the query's checkpoint (and state) so the next run starts from the beginning."""
-    raise NotImplementedError
+    """Delete the query's checkpoint and output table so the next run starts from the beginning."""
+    from streamjoin import execution
+
+    execution.reset(spec)

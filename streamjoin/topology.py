@@ -7,6 +7,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
+from sqlglot import exp
+
 from streamjoin import plan as P
 from streamjoin.compile import RuntimeFactory
 from streamjoin.expr import ExprOptions
@@ -39,6 +41,52 @@ def retopic(node: P.PlanNode, rename: Callable[[str], str]) -> P.PlanNode:
     return replace(node, **changes) if changes else node
 
 
+def split_repartitions(sink: P.Sink) -> list[P.Sink]:
+    """The sub-topologies of a query, upstream first: every stream input re-keyed for a join
+    across more than one partition is written to an internal topic `<sink>-<n>-repartition`
+    (keyed by the join key, Kafka's default partitioner) by a query of its own, and the join
+    reads that topic instead, co-partitioned with the other side. On one partition a re-key
+    cannot move a record, so it stays inside the task (EXPLAIN still shows the node)."""
+    upstream: list[P.Sink] = []
+
+    def rewrite(node: P.PlanNode) -> P.PlanNode:
+        if _needs_topic(node):
+            upstream.append(_repartition_query(node, f"{sink.topic}-{len(upstream)}-repartition"))
+            return _read_back(node, upstream[-1])
+        changes = {name: rewrite(getattr(node, name)) for name in ("child", "left", "right")
+                   if isinstance(getattr(node, name, None), P.PlanNode)}
+        return replace(node, **changes) if changes else node
+
+    main = rewrite(sink)
+    return [*upstream, main]
+
+
+def _needs_topic(node: P.PlanNode) -> bool:
+    if not (isinstance(node, P.Repartition) and node.reason != "PARTITION BY"):
+        return False
+    source = node.child
+    if not (isinstance(source, P.Source) and source.kind == "stream"):
+        return False
+    return max(source.source.partitions or 1, node.partitions or 1) > 1
+
+
+def _repartition_query(node: P.Repartition, topic: str) -> P.Sink:
+    source: P.Source = node.child
+    columns = {name: exp.column(name, table=source.alias) for name, t in source.source.columns.items()
+               if not (t is not None and t.proctime)}
+    rekey = replace(node, reason="PARTITION BY")
+    project = P.Project("stream", node.key, rekey, {"KEY": node.key[0]} if len(node.key) == 1 else
+                        {f"KEY{i}": k for i, k in enumerate(node.key)}, columns)
+    return P.Sink("stream", node.key, project, topic, topic, node.partitions or source.source.partitions)
+
+
+def _read_back(node: P.Repartition, internal: P.Sink) -> P.Source:
+    original: P.Source = node.child
+    definition = replace(original.source, name=internal.name, topic=internal.topic, partitions=internal.partitions,
+                         key_columns=(), key_format="NONE", timestamp=None)
+    return P.Source("stream", node.key, original.alias, definition, original.window, original.columns)
+
+
 @dataclass(frozen=True)
 class CompiledQuery:
     """One persistent query: reads `input_topics`, writes `sink.topic`."""
@@ -63,10 +111,23 @@ class CompiledQuery:
         """Compiling once on the driver also surfaces compile errors before Spark starts."""
         return self.factory(0).sink.serde
 
+    def topic_partitions(self) -> dict[str, int]:
+        """Every topic this sub-topology reads or writes, with its partition count."""
+        counts = {n.source.topic: n.source.partitions or 1 for n in walk(self.sink) if isinstance(n, P.Source)}
+        counts[self.sink.topic] = self.sink.partitions or max(counts.values(), default=1)
+        return counts
+
+    def explain_text(self) -> str:
+        return P.explain(self.sink)
+
+    def task_function(self) -> TaskFunction:
+        return TaskFunction(self.factory, frozenset(self.input_topics))
+
     def streaming_run(self, bootstrap: str, client_config: dict, checkpoint: Path,
                       end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
-        function = TaskFunction(self.factory, frozenset(self.input_topics))
-        return StreamingRun(self.name, self.input_topics, function, bootstrap, checkpoint, client_config,
+        function = self.task_function()
+        # Named after its sink topic: unique among the queries running at once.
+        return StreamingRun(self.sink.topic, self.input_topics, function, bootstrap, checkpoint, client_config,
                             target=target, end_of_input=end_of_input)
 
     def run(self, spark, bootstrap: str, client_config: dict, work_dir: Path, end_of_input: bool = False,

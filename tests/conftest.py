@@ -41,7 +41,7 @@ def kafka_bootstrap(streamjoin_home) -> str:
     if settings.kafka_bootstrap:
         yield settings.kafka_bootstrap
         return
-    state = broker.start(settings)
+    state = broker.start(settings, detached=False)  # dies with this process if it is killed
     yield state.bootstrap
     broker.stop(settings)
 

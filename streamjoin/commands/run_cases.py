@@ -11,6 +11,8 @@ def register(subparsers) -> None:
     parser.add_argument("paths", nargs="+", help="case files (.json) or folders of them")
     parser.add_argument("--only", action="append", default=[],
                         help="run only cases whose id starts with this (repeatable)")
+    parser.add_argument("--parallel", type=int, default=3,
+                        help="cases run at once on the one SparkSession (default 3)")
     parser.set_defaults(func=run)
 
 
@@ -26,8 +28,7 @@ def run(args) -> int:
     runner = CaseRunner(get_spark("streamjoin-cases"), ensure_bootstrap(settings), settings)
     passed = failed = 0
     try:
-        for case in cases:
-            result = runner.run(case)
+        for result in runner.run_all(cases, args.parallel):
             print(result.line(), flush=True)
             passed, failed = (passed + 1, failed) if result.status == "PASS" else (passed, failed + 1)
     finally:

@@ -81,7 +81,7 @@ def produce(bootstrap: str, topic: str, records: Iterable[OutRecord],
     and return how many were acknowledged."""
     producer = bulk_producer(_config(bootstrap, settings))
     try:
-        return send_all(producer, topic, records)
+        return send_all(producer, ((topic, record) for record in records))
     finally:
         producer.close()
 

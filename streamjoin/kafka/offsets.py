@@ -21,10 +21,15 @@ STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that m
 _POLL_MS = 200
 
 
+# Offsets we seek to are never silently replaced: reading a range whose records were deleted
+# (retention) raises OffsetOutOfRangeError, like Spark's Kafka source with failOnDataLoss=true.
+_NO_RESET = {"enable_auto_commit": False, "group_id": None, "auto_offset_reset": "none"}
+
+
 def offset_consumer(client_config: dict) -> KafkaConsumer:
     """A consumer for metadata and offset lookups: no group, small fetches."""
     # fetch_max_wait_ms: a fetch at the log end must answer at once (it carries the high watermark).
-    return KafkaConsumer(**client_config, enable_auto_commit=False, group_id=None,
+    return KafkaConsumer(**client_config, **_NO_RESET,
                          max_partition_fetch_bytes=1024, fetch_max_bytes=64 * 1024,
                          fetch_max_wait_ms=10)
 
@@ -37,10 +42,9 @@ CHECK_CRCS = record_util.crc32c_c is not None
 
 def data_consumer(client_config: dict) -> KafkaConsumer:
     """A consumer for bulk reads: no group, large fetches."""
-    return KafkaConsumer(**client_config, enable_auto_commit=False, group_id=None,
-                         max_poll_records=20_000, fetch_max_bytes=64 * 1024 * 1024,
-                         max_partition_fetch_bytes=16 * 1024 * 1024, receive_buffer_bytes=4 << 20,
-                         check_crcs=CHECK_CRCS)
+    return KafkaConsumer(**client_config, **_NO_RESET, max_poll_records=20_000,
+                         fetch_max_bytes=64 * 1024 * 1024, max_partition_fetch_bytes=16 * 1024 * 1024,
+                         receive_buffer_bytes=4 << 20, check_crcs=CHECK_CRCS)
 
 
 def topic_partitions(consumer: KafkaConsumer, topics: list[str]) -> list[TopicPartition]:

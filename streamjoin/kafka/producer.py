@@ -32,17 +32,23 @@ def partition_count(producer: KafkaProducer, topic: str) -> int:
     return len(partitions)
 
 
-def send_all(producer: KafkaProducer, topic: str, records: Iterable[OutRecord]) -> int:
-    """Send `records` to `topic` and flush; raises the first send error. Returns the count."""
-    partitions = partition_count(producer, topic)
+def send_all(producer: KafkaProducer, records: Iterable[tuple[str, OutRecord]],
+             first_sequence: int = 0) -> int:
+    """Send (topic, record) pairs, flush, and raise the first failed send (at-least-once means
+    no silent loss). Keyless records without a partition go round-robin by sequence number,
+    counted from `first_sequence`. Returns the number of records acknowledged."""
+    partitions_of: dict[str, int] = {}
     futures = []
-    for sequence, record in enumerate(records):
-        partition = (record.partition if record.partition is not None
-                     else choose_partition(record.key, partitions, sequence))
+    for sequence, (topic, record) in enumerate(records, first_sequence):
+        partition = record.partition
+        if partition is None:
+            if topic not in partitions_of:
+                partitions_of[topic] = partition_count(producer, topic)
+            partition = choose_partition(record.key, partitions_of[topic], sequence)
         futures.append(producer.send(topic, key=record.key, value=record.value,
                                      partition=partition, timestamp_ms=record.timestamp_ms,
                                      headers=list(record.headers)))
     producer.flush()
     for future in futures:
-        future.get()  # re-raises a failed send: at-least-once means no silent loss
+        future.get()
     return len(futures)

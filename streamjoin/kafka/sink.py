@@ -28,8 +28,8 @@ from pyspark.sql.datasource import (DataSourceArrowWriter, DataSourceStreamArrow
 from pyspark.sql.types import StructType
 
 from streamjoin.config import client_config_from_options
-from streamjoin.kafka.producer import bulk_producer, choose_partition, partition_count
-from streamjoin.kafka.records import REPLAY_HEADER
+from streamjoin.kafka.producer import bulk_producer, send_all
+from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 
 _KNOWN_COLUMNS = {"key", "value", "topic", "partition", "headers", "timestamp"}
 
@@ -70,39 +70,35 @@ def write_arrow(opts: SinkOptions, batches: Iterator[pa.RecordBatch]) -> KafkaCo
     batch_id = opts.batch_id or (context and context.getLocalProperty("streaming.sql.batchId"))
     id_prefix = f"{opts.writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}."
     producer = bulk_producer(opts.client_config)
-    partitions_of: dict[str, int] = {}
-    futures = []
     try:
-        sequence = 0
-        for batch in batches:
-            columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
-            if "timestamp" in columns:  # Arrow timestamps (Spark: microseconds) -> epoch ms
-                timestamps = batch.column("timestamp")
-                as_ms = pa.timestamp("ms", tz=timestamps.type.tz)
-                columns["timestamp"] = timestamps.cast(as_ms, safe=False).cast(pa.int64()).to_pylist()
-            for row in range(batch.num_rows):
-                topic = columns["topic"][row] if "topic" in columns else None
-                topic = topic or opts.topic
-                key = columns["key"][row] if "key" in columns else None
-                partition = columns["partition"][row] if "partition" in columns else None
-                if partition is None:
-                    if topic not in partitions_of:
-                        partitions_of[topic] = partition_count(producer, topic)
-                    partition = choose_partition(key, partitions_of[topic], task + sequence)
-                headers = [(h["key"], h["value"]) for h in columns["headers"][row] or ()] \
-                    if "headers" in columns else []
-                headers.append((REPLAY_HEADER, f"{id_prefix}{sequence}".encode()))
-                futures.append(producer.send(
-                    topic, key=key, value=columns["value"][row], partition=partition,
-                    headers=headers,
-                    timestamp_ms=columns["timestamp"][row] if "timestamp" in columns else None))
-                sequence += 1
-        producer.flush()
-        for future in futures:
-            future.get()  # re-raise a failed send: fail the task rather than lose records
+        # Keyless rows start round-robin at the task number so tasks do not all begin on 0.
+        sent = send_all(producer, _records(opts, batches, id_prefix), first_sequence=task)
     finally:
         producer.close()
-    return KafkaCommitMessage(records=len(futures))
+    return KafkaCommitMessage(records=sent)
+
+
+def _records(opts: SinkOptions, batches: Iterator[pa.RecordBatch],
+             id_prefix: str) -> Iterator[tuple[str, OutRecord]]:
+    sequence = 0
+    for batch in batches:
+        rows = batch.num_rows
+        column = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+        if "timestamp" in column:  # Arrow timestamps (Spark: microseconds) -> epoch ms
+            timestamps = batch.column("timestamp")
+            as_ms = pa.timestamp("ms", tz=timestamps.type.tz)
+            column["timestamp"] = timestamps.cast(as_ms, safe=False).cast(pa.int64()).to_pylist()
+        absent = [None] * rows
+        topics, keys, partitions, headers, timestamps = (
+            column.get(name, absent) for name in ("topic", "key", "partition", "headers",
+                                                  "timestamp"))
+        for row in range(rows):
+            given = [(h["key"], h["value"]) for h in headers[row] or ()]
+            replay_id = (REPLAY_HEADER, f"{id_prefix}{sequence}".encode())
+            yield topics[row] or opts.topic, OutRecord(
+                key=keys[row], value=column["value"][row], timestamp_ms=timestamps[row],
+                headers=(*given, replay_id), partition=partitions[row])
+            sequence += 1
 
 
 class KafkaStreamWriter(DataSourceStreamArrowWriter):

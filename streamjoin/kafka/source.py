@@ -139,17 +139,19 @@ class _OffsetResolver:
         unknown = set(given) - set(tps)
         if unknown:
             raise ValueError(f"option {name!r} names unknown partitions {sorted(unknown)}")
-        sentinel = {EARLIEST: starts, LATEST: ends}
         missing = ends if name == "endingOffsets" else starts
-        return {tp: sentinel[given[tp]][tp] if given.get(tp) in sentinel else given.get(tp, missing[tp])
-                for tp in tps}
+        resolved = {}
+        for tp in tps:
+            offset = given.get(tp, missing[tp])
+            resolved[tp] = {EARLIEST: starts[tp], LATEST: ends[tp]}.get(offset, offset)
+        return resolved
 
 
 def ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list:
     """Input partitions for every partition in `end`, in topic then partition order."""
     result = []
     for tp in end:
-        first = start.get(tp, end[tp])
+        first = start[tp]
         if first > end[tp]:
             raise ValueError(f"{tp}: start offset {first} is after end offset {end[tp]} "
                              "(topic deleted and recreated?)")
@@ -218,16 +220,21 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             ends = dict(self._target)
         else:
             ends = offsets.log_end_offsets(consumer, self._resolver.partitions_now())
-        begun = from_json_offsets(start)
-        new = [tp for tp in ends if tp not in begun]
-        begun.update(offsets.beginning_offsets(consumer, new))
+        begun = self._with_new_partitions(from_json_offsets(start), ends)
         if isinstance(limit, ReadMaxRows):
             ends = cap_total(begun, ends, limit.max_rows)
         return to_json_offsets({tp: max(ends[tp], begun[tp]) for tp in ends})
 
     def partitions(self, start: dict, end: dict) -> list:
-        planned = ranges(from_json_offsets(start), from_json_offsets(end))
+        until = from_json_offsets(end)
+        planned = ranges(self._with_new_partitions(from_json_offsets(start), until), until)
         return planned if any(r.start < r.end for r in planned) else []
+
+    def _with_new_partitions(self, start: dict, end: dict) -> dict:
+        """`start` plus the beginning offset of partitions that appeared since (Spark's Kafka
+        source reads a new partition from earliest)."""
+        new = [tp for tp in end if tp not in start]
+        return {**start, **offsets.beginning_offsets(self._resolver.consumer, new)}
 
     def read(self, partition: KafkaRange) -> Iterator[pa.RecordBatch]:
         return read_range_as_arrow(self._resolver.opts.client_config, partition)

@@ -124,8 +124,14 @@ def _plan_keyed(ctx, scope, left, right, stage, split, jt, written) -> Input:
                             "specified (a join window is required)", stage.ast)
         left, right = _copartition(ctx, left, right, lkeys, rkeys, stage.ast)
         key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
+        window = stage.within
+        if ctx.flavour != "ksqldb" and window.grace_ms is None:
+            # Lenses' sliding window has no grace: a window closes when stream time passes it.
+            window = replace(window, grace_ms=0)
+        # ksqlDB without GRACE emits unmatched rows eagerly (legacy); Lenses' results show none.
+        eager = ctx.flavour == "ksqldb" and stage.within.grace_ms is None
         return _finish(ctx, left, right, n.StreamStreamJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       window=stage.within, flags={"eager_outer": ctx.option("eager_outer", stage.within.grace_ms is None)})
+                       window=window, flags={"eager_outer": ctx.option("eager_outer", eager)})
     if stage.within is not None:
         raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input", stage.ast)
     if lk == "stream":  # stream-table

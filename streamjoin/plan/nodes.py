@@ -220,6 +220,7 @@ class Project(PlanNode):
     child: PlanNode | None = None
     key_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
     value_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
+    alias: str = ""  # a view's projection read by a later query: the alias it is read under
 
     @property
     def children(self):

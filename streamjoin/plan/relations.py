@@ -3,7 +3,7 @@ Flink temporal table functions, and source declarations from DDL."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -51,7 +51,8 @@ def relation_input(ctx: Context, table: exp.Table, views: dict[str, View], windo
     if view:
         inner = view.planned
         entry = ScopeEntry(alias, dict(view.columns), view.kind)
-        return Input(inner.node, [entry], set(), inner.partitions, window)
+        node = replace(inner.node, alias=alias) if isinstance(inner.node, n.Project) else inner.node
+        return Input(node, [entry], set(), inner.partitions, window)
     source = ctx.catalog.get(name)
     if source is None:
         raise ctx.error("unknown-relation", f"unknown stream or table {name!r}", table)

@@ -12,7 +12,7 @@ from streamjoin.compile import source_serde
 from streamjoin.formats import SerdeSpec
 from streamjoin.plan import plan_program
 from streamjoin.plan import nodes as P
-from streamjoin.topology import CompiledQuery, retopic, walk
+from streamjoin.topology import CompiledQuery, retopic, split_repartitions, walk
 
 
 def case_catalog(case: Case) -> Catalog:
@@ -64,7 +64,8 @@ def plan_case(case: Case, topic_prefix: str) -> PlannedCase:
     if not program.queries:
         raise ValueError("the case's sql holds no query")
     rename = lambda topic: topic_prefix + topic  # noqa: E731
-    queries = [CompiledQuery(retopic(q.root, rename), case.dialect) for q in program.queries]
+    queries = [CompiledQuery(sub, case.dialect) for q in program.queries
+               for sub in split_repartitions(retopic(q.root, rename))]
     for query in queries:
         query.sink_serde  # compile now: errors belong to the statement, before any input
     partitions = _partitions(queries, program.catalog, case.settings, topic_prefix)

@@ -24,7 +24,7 @@ class Placed:
 def place(topic: str, partitions: int, serde: SerdeSpec, key: Any, value: Any, ts: int,
           sequence: int, headers=()) -> Placed:
     key_bytes = None if key is None or not serde.key_columns else encode_key(serde, _key_tuple(serde, key))
-    value_bytes = None if value is None else encode_value(serde, _value_row(serde, value))
+    value_bytes = None if value is None else encode_value(serde, _value_row(serde, value, ts))
     partition = sequence % partitions if key_bytes is None else default_partition(key_bytes, partitions)
     return Placed(topic, partition, OutRecord(key_bytes, value_bytes, ts, tuple(headers), partition))
 
@@ -38,9 +38,11 @@ def _key_tuple(serde: SerdeSpec, key: Any) -> tuple:
     return (key,)
 
 
-def _value_row(serde: SerdeSpec, value: Any) -> dict:
+def _value_row(serde: SerdeSpec, value: Any, ts: int) -> dict:
     if isinstance(value, dict):
-        return value
+        # A virtual event-time column (Flink METADATA ... VIRTUAL) is absent: it is the record ts.
+        missing_time = serde.timestamp_column and serde.timestamp_column not in value
+        return {**value, serde.timestamp_column: ts} if missing_time else value
     # An unwrapped single-column value.
     (name, _), = serde.payload_columns
     return {name: value}

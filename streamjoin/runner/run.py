@@ -15,7 +15,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable, Iterator
 
 from streamjoin.cases import Case
 from streamjoin.config import kafka_client_config, Settings
@@ -102,6 +103,16 @@ class CaseRunner:
             if want != got:
                 reasons.append(f"result key columns {got}, expected {want}")
         return CaseResult(case.id, "FAIL", "; ".join(reasons)) if reasons else CaseResult(case.id, "PASS")
+
+    def run_all(self, cases: list[Case], parallel: int = 1) -> Iterator[CaseResult]:
+        """Results in case order. Cases are independent (own topics and checkpoints), so several
+        can run at once on the one SparkSession: a case spends most of its time waiting on
+        query start-up and broker round trips, not on the two cores."""
+        if parallel <= 1:
+            yield from map(self.run, cases)
+            return
+        with ThreadPoolExecutor(max_workers=parallel) as pool:
+            yield from pool.map(self.run, cases)
 
     def close(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -17,7 +17,7 @@ from streamjoin.operators.temporal import EventTimeTemporalJoin, ProcessingTimeT
 from streamjoin.operators.window_join import RangeWindow, RowsWindow, WindowJoin, WindowJoinConfig
 
 
-def build_processor(node: P.Join, residual, left_key_of: Callable) -> JoinProcessor:
+def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProcessor:
     join_type = JoinType[node.join_type]
     flags = node.flags
     if isinstance(node, P.StreamStreamJoin):
@@ -33,7 +33,7 @@ def build_processor(node: P.Join, residual, left_key_of: Callable) -> JoinProces
     if isinstance(node, P.TableTableJoin):
         return TableTableJoin(TableTableJoinConfig(join_type=join_type, residual=residual))
     if isinstance(node, P.ForeignKeyJoin):
-        return ForeignKeyJoin(ForeignKeyJoinConfig(foreign_key=left_key_of, join_type=join_type, residual=residual))
+        return ForeignKeyJoin(ForeignKeyJoinConfig(foreign_key=foreign_key, join_type=join_type, residual=residual))
     if isinstance(node, P.RegularJoin):
         return RegularJoin(RegularJoinConfig(
             join_type=join_type, left_input=_input_kind(node.left), right_input=_input_kind(node.right),

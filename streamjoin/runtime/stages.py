@@ -127,9 +127,6 @@ class Pipeline:
         return out
 
 
-AGGREGATE_ALIAS = "aggregate"  # the env relation an aggregate's output row travels under
-
-
 @dataclass
 class AggregateStage(Stage):
     """GROUP BY over a changelog: each row is added to (retractions: removed from) its group and
@@ -137,6 +134,7 @@ class AggregateStage(Stage):
     that becomes empty is deleted. Streams only add, so their result is an updating table."""
 
     plan: Any  # streamjoin.aggregates.AggregatePlan
+    alias: str  # the relation the result row travels under
     groups: dict = field(default_factory=dict)
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
@@ -152,4 +150,30 @@ class AggregateStage(Stage):
             self.groups.pop(key, None)
             return [Event(RowKind.DELETE, key, None, event.ts)]
         self.groups[key] = state
-        return [Event(RowKind.UPDATE_AFTER, key, {AGGREGATE_ALIAS: self.plan.result(key, state)}, event.ts)]
+        return [Event(RowKind.UPDATE_AFTER, key, {self.alias: self.plan.result(key, state)}, event.ts)]
+
+
+@dataclass
+class RekeyStage(Stage):
+    """PARTITION BY / a repartition: the event's key becomes `key(env)` (deletions keep theirs)."""
+
+    key: Callable[[Env], Hashable | None]
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None:
+            return [event]
+        return [Event(event.kind, self.key(event.env), event.env, event.ts)]
+
+
+@dataclass
+class ProjectStage(Stage):
+    """A view's projection read by a later query: its columns become relation `alias`."""
+
+    alias: str
+    columns: tuple[tuple[str, Callable[[Env], Any]], ...]
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None:
+            return [event]
+        row = {name: column(event.env) for name, column in self.columns}
+        return [Event(event.kind, event.key, {self.alias: row}, event.ts)]

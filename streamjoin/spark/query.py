@@ -79,6 +79,24 @@ class StreamingRun:
         report.rows_per_second = report.input_rows / elapsed if elapsed > 0 else 0.0
         return report
 
+    def run_continuous(self, spark: SparkSession, report: RunReport, stop_after_s: float | None = None,
+                       on_progress=None, interval: str = "5 seconds") -> RunReport:
+        """A long-running query (processing-time trigger) until `stop_after_s` or until it fails;
+        `on_progress(report)` after each batch, so the orchestrator sees figures while it runs."""
+        query = self.start(spark, report, {"processingTime": interval})
+        started, seen = time.monotonic(), 0
+        try:
+            while query.isActive and (stop_after_s is None or time.monotonic() - started < stop_after_s):
+                query.awaitTermination(1)
+                if on_progress is not None and report.batches != seen:
+                    seen = report.batches
+                    on_progress(report)
+        finally:
+            query.stop()
+        if query.exception() is not None:
+            raise RuntimeError(f"query {self.name} failed: {query.exception()}")
+        return report
+
     def _write_batch(self, df: DataFrame, batch_id: int, report: RunReport) -> None:
         started = time.monotonic()
         table = df.toArrow()
@@ -100,15 +118,12 @@ class StreamingRun:
     def _produce(self, sink: pa.Table, batch_id: int) -> None:
         if not sink.num_rows:
             return
-        by_topic: dict[str, list[OutRecord]] = {}
         columns = [sink.column(c).to_pylist() for c in ("topic", "key", "value", "ts")]
-        for seq, (topic, key, value, ts) in enumerate(zip(*columns)):
-            replay_id = f"{self.name}:{batch_id}:{seq}".encode()
-            by_topic.setdefault(topic, []).append(OutRecord(key, value, ts, ((REPLAY_HEADER, replay_id),)))
+        records = [(topic, OutRecord(key, value, ts, ((REPLAY_HEADER, f"{self.name}:{batch_id}:{seq}".encode()),)))
+                   for seq, (topic, key, value, ts) in enumerate(zip(*columns))]
         producer = bulk_producer(self.client_config)
         try:
-            for topic, records in by_topic.items():
-                send_all(producer, topic, records)
+            send_all(producer, records)
         finally:
             producer.close()
 

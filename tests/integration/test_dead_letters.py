@@ -69,7 +69,10 @@ def test_malformed_records_land_in_dead_letters_while_good_records_flow(
              .option("kafka.bootstrap.servers", kafka_bootstrap).option("subscribe", topic).load()
              .writeStream.foreachBatch(each_batch).trigger(availableNow=True)
              .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
-    query.awaitTermination(120)
+    finished = query.awaitTermination(120)
+    if not finished:
+        query.stop()
+    assert finished, "the availableNow query did not finish within 120 s"
     assert query.exception() is None  # bad records never fail the query
 
     offsets = offsets_of(CASES)

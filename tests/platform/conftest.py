@@ -3,7 +3,7 @@
 import dagster as dg
 import pytest
 
-from tests.platform.fixtures import FakeEngine, hand_project, install
+from tests.platform.fixtures import FakeEngine, hand_project, install, produce_shifted_samples
 from streamjoin.project import Project
 
 
@@ -17,6 +17,14 @@ def engine(monkeypatch) -> FakeEngine:
     fake = FakeEngine()
     install(fake, monkeypatch.setattr)
     return fake
+
+
+@pytest.fixture(scope="session")
+def pageviews_samples(kafka_bootstrap, tmp_path_factory) -> str:
+    """users and pageviews (ksqldb samples) on the session broker; returns the bootstrap."""
+    produce_shifted_samples(kafka_bootstrap, tmp_path_factory.mktemp("samples"), "ksqldb",
+                            ("users", "pageviews"), split_source="pageviews")
+    return kafka_bootstrap
 
 
 @pytest.fixture

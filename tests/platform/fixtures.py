@@ -44,6 +44,7 @@ class FakeEngine:
     fingerprint: str = "fp-1"
     fail_runs: bool = False
     dead_letters: int = 0
+    on_backfill: object = None  # called with the spec: what the batch recomputation writes
     calls: list = field(default_factory=list)
 
     def run_query(self, spec, *, mode=None, stop_after_s=None, on_progress=None):
@@ -61,6 +62,8 @@ class FakeEngine:
 
     def backfill(self, spec, start_ms, end_ms):
         self.calls.append(("backfill", spec.name, start_ms, end_ms))
+        if self.on_backfill:
+            self.on_backfill(spec)
         return RunReport(query=spec.name, output_rows=5, output_topic=spec.output_topic,
                          delta_path=spec.delta_path)
 
@@ -82,3 +85,32 @@ def install(fake: FakeEngine, setattr_=setattr) -> None:
     """Replace the façade operations by the fake's (setattr_: e.g. pytest's monkeypatch)."""
     for name in FACADE_OPERATIONS:
         setattr_(facade, name, getattr(fake, name))
+
+
+REPO = Path(__file__).resolve().parents[2]
+DAY_MS = 86_400_000
+# The sample records (1970 timestamps) moved to two days the backfill partitions can hold.
+FIRST_DAY = "2026-11-19"
+FIRST_DAY_MS = 1_795_046_400_000  # 2026-11-19T00:00:00Z
+
+
+def produce_shifted_samples(bootstrap: str, samples_dir: Path, folder: str,
+                            sources: tuple[str, ...], split_source: str) -> None:
+    """Produce samples/<folder>/<source>.jsonl for `sources` with timestamps moved to FIRST_DAY;
+    the second half of `split_source`'s records go to the day after (one per backfill partition).
+    Topics already holding records are left alone (the demo's rule), so this runs once per broker."""
+    import json
+
+    from streamjoin.config import Settings
+    from streamjoin.demo import produce_samples
+
+    target = samples_dir / folder
+    target.mkdir(parents=True, exist_ok=True)
+    for source in sources:
+        rows = [json.loads(line) for line in
+                (REPO / "samples" / folder / f"{source}.jsonl").read_text().splitlines() if line]
+        for i, row in enumerate(rows):
+            later = source == split_source and i >= len(rows) // 2
+            row["ts"] += FIRST_DAY_MS + (DAY_MS if later else 0)
+        (target / f"{source}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    produce_samples(REPO / "sql", samples_dir, bootstrap, Settings.from_env())

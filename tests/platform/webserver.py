@@ -61,8 +61,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(workdir: Path, defs_file: Path, home: Path, env: dict[str, str]) -> Webserver:
-    """Start `dagster dev` serving `defs_file` and wait until its code location loaded."""
+def start(workdir: Path, target: list[str], home: Path, env: dict[str, str]) -> Webserver:
+    """Start `dagster dev` on `target` (e.g. ["-w", "workspace.yaml"] or ["-f", "defs.py"]) in
+    `workdir` and wait until its code location loaded."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "dagster.yaml").write_text(INSTANCE_YAML)
     port = free_port()
@@ -70,8 +71,7 @@ def start(workdir: Path, defs_file: Path, home: Path, env: dict[str, str]) -> We
     dagster = Path(sys.executable).parent / "dagster"
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            [str(dagster), "dev", "-h", "127.0.0.1", "-p", str(port), "-f", str(defs_file),
-             "-d", str(workdir)],
+            [str(dagster), "dev", "-h", "127.0.0.1", "-p", str(port), *target],
             cwd=workdir, env={**os.environ, **env, "DAGSTER_HOME": str(home)},
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)  # own process group: signals reach dev and its children
