@@ -7,11 +7,11 @@ query reading another query's output topic hangs below it in the graph. Material
 multi-asset runs the query once (`available_now`) or until stopped (`continuous`).
 """
 
+import dataclasses
 import os
 import queue
 import socket
 import threading
-from dataclasses import dataclass
 
 import dagster as dg
 
@@ -32,7 +32,7 @@ class StreamRunConfig(dg.Config):
     stop_after_s: float = 0.0  # continuous only: stop after this many seconds (0 = run forever)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class QueryAssets:
     """What the factory built: the source-topic assets and one multi-asset per query name."""
 
@@ -50,10 +50,9 @@ def build_assets(project: Project) -> QueryAssets:
         for topic in q.source_topics:
             readers.setdefault(topic, q.group)
     sources = {s.topic: s for s in project.sources}
-    external = [_source_topic_asset(topic, readers.get(topic, "sources"),
+    external = [_source_topic_asset(topic, group,
                                     sources[topic].partitions if topic in sources else None)
-                for topic in dict.fromkeys(t for q in project.queries for t in q.source_topics)
-                if topic not in written]
+                for topic, group in readers.items() if topic not in written]
     return QueryAssets(tuple(external), {q.name: _query_asset(q) for q in project.queries})
 
 
@@ -150,8 +149,10 @@ def _run_with_progress(spec: QuerySpec, mode: str, stop_after_s: float | None):
 
     def work() -> None:
         try:
-            outcome["report"] = facade.run_query(spec, mode=mode, stop_after_s=stop_after_s,
-                                                 on_progress=updates.put)
+            # The engine may pass the same (mutable) report each time: queue a snapshot.
+            outcome["report"] = facade.run_query(
+                spec, mode=mode, stop_after_s=stop_after_s,
+                on_progress=lambda report: updates.put(dataclasses.replace(report)))
         except BaseException as error:  # re-raised in the step's thread below
             outcome["error"] = error
         finally:

@@ -32,6 +32,9 @@ class SourceDef:
     proctime: str | None = None
     watermark_delay_ms: int | None = None
     virtual_columns: tuple[str, ...] = ()
+    # The key columns travel inside the record value, not the record key (a versioned table
+    # derived from a key-less history stream, e.g. a Flink temporal table function).
+    key_in_value: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -83,9 +83,9 @@ class _Builder:
         if isinstance(node, P.Lateral):
             child = self.build(node.child)
             array = compile_expr(node.expression, self.scope(child.relations))
-            alias = f"lateral {node.alias}"
-            stage = LateralStage(array, alias, node.alias)
-            return self.add(stage, child, {**child.relations, alias: {node.alias: None}})
+            # Lenses: the alias names a relation whose one column has the same name.
+            stage = LateralStage(array, node.alias, node.alias)
+            return self.add(stage, child, {**child.relations, node.alias: {node.alias: None}})
         raise NotImplementedError(f"cannot compile {node.label} yet")
 
     def project(self, node: P.Project) -> _Fragment:
@@ -161,9 +161,12 @@ def sql_type(raw: str | None) -> SqlType:
 
 
 def source_serde(source: SourceDef) -> SerdeSpec:
-    key = tuple((name, sql_type(source.columns[name].raw or source.columns[name].name)) for name in source.key_columns)
+    """The wire layout of a source's records: key columns in the record key (unless the source
+    carries them in the value), the other columns in the value; PROCTIME columns in neither."""
+    wire_keys = () if source.key_in_value else source.key_columns
+    key = tuple((name, sql_type(source.columns[name].raw or source.columns[name].name)) for name in wire_keys)
     value = tuple((name, sql_type(t.raw or t.name)) for name, t in source.columns.items()
-                  if not source.is_key(name) and not (t.proctime))
+                  if name not in wire_keys and not t.proctime)
     return SerdeSpec(source.key_format if key else "NONE", key, source.value_format, value,
                      timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns))
 
@@ -205,7 +208,10 @@ def sink_binding(sink: P.Sink, output: dict[str, str | None], key_types: tuple) 
     names = list(project.key_columns) or (["_key"] if len(key_types) == 1 else [f"_key{i}" for i in range(len(key_types))])
     key_columns = tuple((name, sql_type(t)) for name, t in zip(names, key_types))
     value_columns = tuple((name, sql_type(output[name])) for name in project.value_columns)
-    key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 else sink.key_format)
+    # KAFKA keys hold one primitive of a known type; several columns, or an expression whose
+    # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
+    untyped = any(t is None for t in key_types)
+    key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns)
     columns = tuple((name, _output_column(name)) for name in project.value_columns)
     return SinkBinding(sink.topic, serde, columns)

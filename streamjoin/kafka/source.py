@@ -15,7 +15,7 @@ maxOffsetsPerTrigger (streaming).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Mapping
 
 import pyarrow as pa
@@ -49,6 +49,7 @@ class SourceOptions:
     ending_offsets: str
     ending_timestamp: int | None
     max_offsets_per_trigger: int | None
+    end_of_input: bool = False
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> "SourceOptions":
@@ -69,7 +70,8 @@ class SourceOptions:
                    starting_timestamp=optional_int("startingTimestamp"),
                    ending_offsets=options.get("endingOffsets") or "latest",
                    ending_timestamp=optional_int("endingTimestamp"),
-                   max_offsets_per_trigger=optional_int("maxOffsetsPerTrigger"))
+                   max_offsets_per_trigger=optional_int("maxOffsetsPerTrigger"),
+                   end_of_input=(options.get("streamjoin.endOfInput") or "").lower() == "true")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class KafkaRange(InputPartition):
     partition: int
     start: int
     end: int
+    end_marker: bool = False  # bounded input: append the partition's end-of-input marker row
 
 
 def to_json_offsets(by_tp: Mapping[TopicPartition, int]) -> dict:
@@ -183,6 +186,12 @@ def read_range_as_arrow(client_config: dict, part: KafkaRange) -> Iterator[pa.Re
         consumer.close()
 
 
+def end_marker_batch(part: KafkaRange) -> pa.RecordBatch:
+    """The end-of-input marker of one partition: offset -1, no key, no value."""
+    columns = {"key": [None], "value": [None], "offset": [-1], "timestamp": [0], "timestampType": [0], "headers": [[]]}
+    return _arrow_batch(columns, part)
+
+
 def _arrow_batch(columns: dict[str, list], part: KafkaRange) -> pa.RecordBatch:
     rows = len(columns["offset"])
     columns["topic"] = [part.topic] * rows
@@ -228,7 +237,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list:
         until = from_json_offsets(end)
         planned = ranges(self._with_new_partitions(from_json_offsets(start), until), until)
-        return planned if any(r.start < r.end for r in planned) else []
+        if not any(r.start < r.end for r in planned):
+            return []
+        if self._resolver.opts.end_of_input and self._target is not None and until == self._target:
+            # streamjoin.endOfInput: this availableNow run's input ends here; every partition
+            # (even one without new records) says so, so every task can close its windows.
+            planned = [replace(r, end_marker=True) for r in planned]
+        return planned
 
     def _with_new_partitions(self, start: dict, end: dict) -> dict:
         """`start` plus the beginning offset of partitions that appeared since (Spark's Kafka
@@ -237,7 +252,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {**start, **offsets.beginning_offsets(self._resolver.consumer, new)}
 
     def read(self, partition: KafkaRange) -> Iterator[pa.RecordBatch]:
-        return read_range_as_arrow(self._resolver.opts.client_config, partition)
+        yield from read_range_as_arrow(self._resolver.opts.client_config, partition)
+        if partition.end_marker:
+            yield end_marker_batch(partition)
 
     def commit(self, end: dict) -> None:
         """Offsets live in Spark's checkpoint; nothing to commit to Kafka."""

@@ -74,7 +74,8 @@ def temporal_function_input(ctx: Context, lateral: exp.Lateral) -> tuple[Input, 
     proctime = history.proctime and history.proctime.lower() == spec["time_attribute"].lower()
     versioned = SourceDef(history.name, "versioned_table", history.topic, history.partitions,
                           (spec["primary_key"],), history.columns, history.key_format, history.value_format,
-                          None if proctime else spec["time_attribute"], history.proctime)
+                          None if proctime else spec["time_attribute"], history.proctime,
+                          key_in_value=not history.key_columns)
     alias = lateral.alias or fn_name
     return source_input(ctx, alias, versioned), inner.expressions[0]
 

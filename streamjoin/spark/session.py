@@ -20,6 +20,9 @@ CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.ui.showConsoleProgress": "false",
+    # Python workers start slowly on a loaded 2-core machine; the 15 s default failed queries
+    # with "Python worker failed to connect back".
+    "spark.python.authenticate.socketTimeout": "120s",
 }
 
 

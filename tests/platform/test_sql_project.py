@@ -2,13 +2,15 @@
 loading with its position), a query materialises on the session broker and Spark, new input data
 makes the launch sensor request an increment, and a backfill partition replays a day."""
 
+import os
+
 import dagster as dg
 import pytest
 
 import definitions
 from assets.keys import latest_metadata
 from definitions import build_definitions
-from resources import default_resources
+from resources import DeltaResource, KafkaResource, SparkResource, default_resources
 from resources.platform import PlatformConfig
 from streamjoin import project as facade
 from streamjoin.dialect.errors import StreamJoinError
@@ -81,3 +83,53 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance):
     assert (replay["window_start_ms"], replay["window_end_ms"]) == (FIRST_DAY_MS,
                                                                     FIRST_DAY_MS + DAY_MS)
     assert replay["output_rows"] > 0
+
+
+def test_continuous_run_reports_progress_while_running(engine_env, instance):
+    """A continuous run (stopped after a few seconds) records one observation per batch with
+    data, then the materialization."""
+    defs = build_definitions(facade.load_project(REPO / "sql"))
+    admin.produce(engine_env, "pageviews",
+                  [OutRecord(b'"User_2"', b'{"viewtime": 2, "pageid": "Page_live"}',
+                             FIRST_DAY_MS + 120_000)])
+    config = {"ops": {QUERY: {"config": {"mode": "continuous", "stop_after_s": 12}}}}
+    result = defs.resolve_job_def(f"stream_{QUERY}").execute_in_process(instance=instance,
+                                                                         run_config=config)
+    assert result.success
+    observations = instance.fetch_observations(dg.AssetKey(QUERY), limit=10).records
+    assert len(observations) >= 1
+    metadata = latest_metadata(instance, dg.AssetKey(QUERY))
+    assert (metadata["mode"], metadata["output_rows"] >= 1) == ("continuous", True)
+
+
+def test_scheduled_repartition_job_rekeys_products(kafka_bootstrap, spark, monkeypatch, tmp_path):
+    """products_rekeyed (PARTITION BY, `-- schedule: 0 * * * *`): the schedule's run request
+    runs the job, which writes the rekeyed topic with the declared 6 partitions."""
+    from tests.platform.fixtures import produce_shifted_samples
+
+    monkeypatch.setenv("STREAMJOIN_KAFKA_BOOTSTRAP", kafka_bootstrap)
+    produce_shifted_samples(kafka_bootstrap, tmp_path, "ksqldb", ("products",))
+    defs = build_definitions(facade.load_project(REPO / "sql"))
+    schedule = defs.resolve_schedule_def("repartition_products_rekeyed_schedule")
+    assert schedule.cron_schedule == "0 * * * *"
+    with dg.DagsterInstance.ephemeral() as instance:
+        [request] = schedule.evaluate_tick(dg.build_schedule_context(instance=instance)).run_requests
+        job = defs.resolve_job_def(schedule.job_name)
+        assert job.execute_in_process(instance=instance, tags=request.tags).success
+        products = sum(admin.end_offsets(kafka_bootstrap, "products").values())
+        assert latest_metadata(instance, dg.AssetKey("products_rekeyed"))["output_rows"] == products
+    output = facade.load_project(REPO / "sql").query("products_rekeyed").output_topic
+    assert KafkaResource(bootstrap=kafka_bootstrap).partition_counts([output]) == {output: 6}
+
+
+def test_resources_reach_the_broker_delta_and_engine(kafka_bootstrap, tmp_path, unique_topic,
+                                                    monkeypatch):
+    kafka = KafkaResource(bootstrap=kafka_bootstrap)
+    kafka.create_topics({unique_topic: 3})
+    assert kafka.describe_topics([unique_topic, "no-such-topic"]) == \
+        {unique_topic: {"partitions": 3, "end_offsets": {0: 0, 1: 0, 2: 0}}}
+    delta = DeltaResource(root=str(tmp_path))
+    assert (delta.table_path("t"), delta.version("t")) == (str(tmp_path / "t"), None)
+    monkeypatch.setenv("STREAMJOIN_SPARK_REMOTE", "")  # restored after the test
+    SparkResource(remote="sc://spark:15002").setup_for_execution(dg.build_init_resource_context())
+    assert os.environ["STREAMJOIN_SPARK_REMOTE"] == "sc://spark:15002"  # what get_spark reads
