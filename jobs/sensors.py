@@ -116,6 +116,7 @@ def _restart_request(instance: dg.DagsterInstance, spec: QuerySpec,
     if waited < wait:
         return f"{spec.name}: restart {failures} in {wait - waited:.0f} s"
     return dg.RunRequest(run_key=f"restart:{runs[0].run_id}", job_name=job,
+                         run_config=runs[0].run_config,  # same mode / stop_after_s as before
                          tags={"streamjoin/restart_of": runs[0].run_id,
                                "streamjoin/restart_attempt": str(failures)})
 

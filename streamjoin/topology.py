@@ -135,3 +135,18 @@ class CompiledQuery:
         checkpoint = work_dir / "checkpoints" / self.name
         run = self.streaming_run(bootstrap, client_config, checkpoint, end_of_input, target)
         return run.run(spark, RunReport(query=self.name, output_topic=self.sink.topic))
+
+
+def explain_physical(queries: list[CompiledQuery]) -> str:
+    """How Spark runs the sub-topologies: which topics each reads and writes, and the operators
+    its per-task stateful step runs. Every join runs in that step (applyInPandasWithState keyed
+    by Kafka partition); none maps onto Spark's native joins, whose outer-row emission, grace
+    and ordering differ from these semantics."""
+    lines = ["Physical plan (Spark Structured Streaming):"]
+    for n, query in enumerate(queries, 1):
+        operators = [type(node).__name__ for node in walk(query.sink) if isinstance(node, P.Join)]
+        lines.append(f"  {n}. {', '.join(query.input_topics)} -> {query.sink.topic} "
+                     f"({query.topic_partitions()[query.sink.topic]} partitions, murmur2 of the key)")
+        lines.append(f"     one stateful task per input partition (applyInPandasWithState): "
+                     f"{' -> '.join(operators) if operators else 're-key and project'}")
+    return "\n".join(lines)

@@ -9,19 +9,22 @@ import sys
 from pathlib import Path
 
 from streamjoin.catalog import Catalog
-from streamjoin.dialect import FLAVOURS, StreamJoinError, declared_flavour
+from streamjoin.dialect import FLAVOURS, StreamJoinError
 from streamjoin.plan import explain, plan_program
 
 
 def explain_file(path: Path, dialect: str | None = None) -> str:
+    """The logical topology of every query in the file, then how Spark runs it."""
+    from streamjoin.sqlproject import compile_file, folder_catalog, folder_flavour
+    from streamjoin.topology import explain_physical
+
     text = path.read_text()
-    flavour = dialect or declared_flavour(text)
-    catalog = Catalog()
-    sources = path.with_name("sources.sql")
-    if sources.exists() and sources.resolve() != path.resolve():
-        source_text = sources.read_text()
-        catalog = plan_program(source_text, catalog, declared_flavour(source_text, flavour), str(sources)).catalog
-    return explain(plan_program(text, catalog, flavour, str(path)))
+    flavour = dialect or folder_flavour(path.parent, text)
+    catalog = folder_catalog(path.parent) if path.name != "sources.sql" else Catalog()
+    logical = explain(plan_program(text, catalog, flavour, str(path)))
+    if not dialect and path.name != "sources.sql":
+        logical += "\n\n" + explain_physical(compile_file(path))
+    return logical
 
 
 def run(args: argparse.Namespace) -> int:

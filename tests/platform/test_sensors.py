@@ -29,9 +29,13 @@ def tick(defs, instance, sensor_name, cursor=None):
     return sensor.evaluate_tick(context)
 
 
-def add_run(instance, status, tags=None) -> dg.DagsterRun:
+CONTINUOUS = {"ops": {"clicks_enriched": {"config": {"mode": "continuous"}}}}
+
+
+def add_run(instance, status, tags=None, run_config=None) -> dg.DagsterRun:
     run = instance.add_run(dg.DagsterRun(job_name=JOB, run_id=str(uuid.uuid4()),
-                                         status=dg.DagsterRunStatus.STARTED, tags=tags or {}))
+                                         status=dg.DagsterRunStatus.STARTED, tags=tags or {},
+                                         run_config=run_config or {}))
     if status == dg.DagsterRunStatus.FAILURE:
         instance.report_run_failed(run, "crashed")
     elif status != dg.DagsterRunStatus.STARTED:
@@ -123,7 +127,8 @@ def test_restart_sensor(project, engine, instance, case):
     failed = [add_run(instance, dg.DagsterRunStatus.FAILURE) for _ in range(case.failures)]
     if case.killed:
         failed.append(add_run(instance, dg.DagsterRunStatus.STARTED,
-                              {PID_TAG: str(dead_pid()), HOST_TAG: socket.gethostname()}))
+                              {PID_TAG: str(dead_pid()), HOST_TAG: socket.gethostname()},
+                              run_config=CONTINUOUS))
     engine.fingerprint = case.fingerprint_now
     result = tick(defs, instance, "restart_failed_queries")
     if case.killed:
@@ -131,6 +136,7 @@ def test_restart_sensor(project, engine, instance, case):
     if case.restarts:
         [request] = result.run_requests
         assert request.tags["streamjoin/restart_of"] == failed[-1].run_id
+        assert request.run_config == failed[-1].run_config  # relaunched in the same mode
     else:
         assert not result.run_requests and case.note in result.skip_message
 

@@ -92,7 +92,7 @@ def test_continuous_run_reports_progress_while_running(engine_env, instance):
     admin.produce(engine_env, "pageviews",
                   [OutRecord(b'"User_2"', b'{"viewtime": 2, "pageid": "Page_live"}',
                              FIRST_DAY_MS + 120_000)])
-    config = {"ops": {QUERY: {"config": {"mode": "continuous", "stop_after_s": 12}}}}
+    config = {"ops": {QUERY: {"config": {"mode": "continuous", "stop_after_s": 8}}}}
     result = defs.resolve_job_def(f"stream_{QUERY}").execute_in_process(instance=instance,
                                                                          run_config=config)
     assert result.success

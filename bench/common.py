@@ -1,0 +1,160 @@
+"""Shared plumbing for the join benchmarks: a private broker + Spark session, a ksqlDB query
+planned and compiled by streamjoin, inputs encoded with each source's serde, timed runs, and the
+size of the tasks' state.
+
+Every run uses fresh topic names (a per-run suffix), so reruns never see old records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+BASE_TS = 1_700_000_000_000
+
+
+@dataclass
+class Bench:
+    """What every benchmark run needs: broker, client config, Spark session, a scratch dir."""
+
+    bootstrap: str
+    client_config: dict
+    spark: object
+    work_dir: Path
+    run_id: str
+
+    def name(self, stem: str) -> str:
+        return f"{stem}_{self.run_id}"
+
+
+@contextlib.contextmanager
+def bench_session(app_name: str) -> Iterator[Bench]:
+    """An embedded broker under a private STREAMJOIN_HOME (stopped afterwards) and the session."""
+    with tempfile.TemporaryDirectory(prefix="streamjoin-bench-") as tmp:
+        os.environ["STREAMJOIN_HOME"] = tmp
+        from streamjoin import broker
+        from streamjoin.config import Settings, kafka_client_config
+        from streamjoin.spark.session import get_spark
+
+        settings = Settings.from_env()
+        bootstrap = broker.ensure_bootstrap(settings)
+        spark = get_spark(app_name)
+        try:
+            yield Bench(bootstrap, kafka_client_config(settings, bootstrap), spark, Path(tmp),
+                        uuid.uuid4().hex[:6])
+        finally:
+            spark.stop()
+            if not settings.kafka_bootstrap:
+                broker.stop(settings)
+
+
+def load_average() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def compile_query(sql: str, sources: list[dict]):
+    """The sub-topologies (upstream first) of the one ksqlDB query in `sql`, and its catalog."""
+    from streamjoin.catalog import Catalog
+    from streamjoin.plan import plan_program
+    from streamjoin.topology import CompiledQuery, split_repartitions
+
+    catalog = Catalog.from_case_sources(sources)
+    (query,) = plan_program(sql, catalog, "ksqldb").queries
+    return [CompiledQuery(sub, "ksqldb") for sub in split_repartitions(query.root)], catalog
+
+
+def create_topics(bench: Bench, queries) -> None:
+    from streamjoin.kafka import admin
+
+    partitions: dict[str, int] = {}
+    for query in queries:
+        partitions.update(query.topic_partitions())
+    admin.create_topics(bench.bootstrap, partitions)
+
+
+def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dict | None, int]]) -> int:
+    """Encode (key, value, ts) rows with `source`'s serde, partitioned as Kafka would, and send."""
+    from streamjoin.compile import source_serde
+    from streamjoin.kafka.producer import bulk_producer, send_all
+    from streamjoin.runner.records import place
+
+    definition = catalog.get(source)
+    serde = source_serde(definition)
+    placed = (place(definition.topic, definition.partitions, serde, key, value, ts, n)
+              for n, (key, value, ts) in enumerate(rows))
+    producer = bulk_producer(bench.client_config)
+    try:
+        return send_all(producer, ((p.topic, p.record) for p in placed))
+    finally:
+        producer.close()
+
+
+def topic_count(bench: Bench, topic: str) -> int:
+    from streamjoin.kafka import admin
+
+    return sum(admin.end_offsets(bench.bootstrap, topic).values())
+
+
+@dataclass(frozen=True)
+class Timed:
+    input_records: int
+    output_records: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.input_records / self.seconds
+
+
+def run_streamjoin(bench: Bench, queries) -> tuple[Timed, list[Path]]:
+    """Run the sub-topologies in order (availableNow, Kafka to Kafka); the rate counts the
+    records read by the last one (the join) over the wall time of all of them."""
+    from streamjoin.project import RunReport
+
+    started = time.perf_counter()
+    checkpoints = []
+    for query in queries:
+        checkpoints.append(bench.work_dir / "checkpoints" / query.name)
+        report = query.streaming_run(bench.bootstrap, bench.client_config, checkpoints[-1]).run(
+            bench.spark, RunReport(query=query.name))
+    elapsed = time.perf_counter() - started
+    return Timed(report.input_rows, topic_count(bench, queries[-1].sink.topic), elapsed), checkpoints
+
+
+def warm_up(bench: Bench) -> None:
+    """Start the Python workers once, so the first measured query does not pay for it."""
+    from streamjoin.kafka import admin
+    from streamjoin.kafka.records import OutRecord
+
+    topic = bench.name("warmup")
+    admin.create_topics(bench.bootstrap, {topic: 2})
+    admin.produce(bench.bootstrap, topic, (OutRecord(b"k%d" % n, b"{}", BASE_TS) for n in range(1000)))
+    query = (bench.spark.readStream.format("streamjoin_kafka")
+             .option("kafka.bootstrap.servers", bench.bootstrap).option("subscribe", topic).load()
+             .groupBy("partition").count().writeStream.format("noop").outputMode("complete")
+             .option("checkpointLocation", str(bench.work_dir / "warmup"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+
+
+def state_size(spark, checkpoint: Path) -> tuple[int, int]:
+    """(bytes of the pickled task runtimes as last committed, read back with Spark's state data
+    source; bytes of the checkpoint's state directory on disk: RocksDB files of every retained
+    version, so larger)."""
+    from pyspark.sql import functions as F
+
+    state = spark.read.format("statestore").load(str(checkpoint))
+    pickled = state.select(F.sum(F.length("value.runtime"))).first()[0] or 0
+    on_disk = sum(f.stat().st_size for f in (checkpoint / "state").rglob("*") if f.is_file())
+    return int(pickled), on_disk
+
+
+def mb(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"

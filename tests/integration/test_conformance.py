@@ -1,0 +1,49 @@
+"""Every case of ../shared/conformance through the real path: records produced to the session
+broker, the compiled query run by Spark (availableNow), the sink topic read back and compared.
+The cases run three at a time on the one SparkSession; each case is reported as its own test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streamjoin.cases import load_cases
+from streamjoin.config import Settings
+from streamjoin.runner.run import CaseRunner
+
+CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+CASES = load_cases([CONFORMANCE])
+
+
+@pytest.fixture(scope="session")
+def conformance_results(spark, kafka_bootstrap):
+    runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
+    try:
+        results = {r.case_id: r for r in runner.run_all(CASES, parallel=3)}
+    finally:
+        runner.close()
+    failed = sum(r.status != "PASS" for r in results.values())
+    print(f"\nconformance (real path): {len(results) - failed} passed, {failed} failed")
+    return results
+
+
+def test_the_cases_are_all_there():
+    assert len(CASES) == 106, f"expected the 106 cases of {CONFORMANCE}, found {len(CASES)}"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_case_through_kafka_and_spark(conformance_results, case_id):
+    result = conformance_results[case_id]
+    assert result.status == "PASS", result.line()
+
+
+@pytest.mark.integration
+def test_run_cases_command_prints_a_line_per_case_and_the_total(spark, kafka_bootstrap, capsys):
+    from streamjoin.cli import main
+
+    status = main(["run-cases", str(CONFORMANCE / "ksqldb_joins.json"), "--only", "ksqldb.stream_table"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines == ["PASS ksqldb.stream_table.inner", "PASS ksqldb.stream_table.left", "2 passed, 0 failed"]
+    assert status == 0
