@@ -102,9 +102,10 @@ def run_query(spec: QuerySpec, *, mode: str | None = None, stop_after_s: float |
             run.run_continuous(spark, report, stop_after_s=stop_after_s, on_progress=on_progress)
         else:
             sub_report = run.run(spark, RunReport(query=query.name))
-            report.dead_letters += sub_report.dead_letters
             if is_main:
                 report = _merge(report, sub_report)
+            else:  # a repartition step: only its dead letters belong to the query's figures
+                report.dead_letters += sub_report.dead_letters
     report.consumer_lag = consumer_lag(spec, settings, bootstrap)
     return report
 

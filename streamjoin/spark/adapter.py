@@ -93,19 +93,7 @@ class TaskFunction:
         task = int(key[0])
         runtime: TaskRuntime = cloudpickle.loads(state.get[0]) if state.exists else self.new_runtime(task)
         before = runtime.counters()
-        out: list[tuple] = []
-        frame = pd.concat(list(frames), ignore_index=True)
-        for row in _ordered_rows(frame):
-            if row.offset < 0:
-                runtime.ended_topics.add(row.topic)
-                continue
-            try:
-                emitted = runtime.process(row)
-            except RecordRejected as rejected:
-                runtime.metrics["dead_letters"] += 1
-                out.append((DEAD_LETTER, None, row.key, row.value, row.ts, row.topic, row.partition, row.offset, str(rejected)))
-                continue
-            out.extend(_sink_rows(emitted))
+        out = process_rows(runtime, _ordered_rows(pd.concat(list(frames), ignore_index=True)))
         if not runtime.ended and runtime.ended_topics >= self.input_topics:
             runtime.ended = True
             out.extend(_sink_rows(runtime.end_of_input()))
@@ -116,6 +104,22 @@ class TaskFunction:
             out.append((METRICS, None, None, None, None, None, task, None, json.dumps(dict(delta))))
         state.update((cloudpickle.dumps(runtime),))
         yield pd.DataFrame(out, columns=[c.split()[0] for c in OUTPUT_SCHEMA.split(", ")])
+
+
+def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:
+    """Output rows for `rows` in order: sink records, and a dead letter for each record the
+    runtime rejects (counted; the task goes on). End-of-input markers are noted, not processed."""
+    out: list[tuple] = []
+    for row in rows:
+        if row.offset < 0:
+            runtime.ended_topics.add(row.topic)
+            continue
+        try:
+            out.extend(_sink_rows(runtime.process(row)))
+        except RecordRejected as rejected:
+            runtime.metrics["dead_letters"] += 1
+            out.append((DEAD_LETTER, None, row.key, row.value, row.ts, row.topic, row.partition, row.offset, str(rejected)))
+    return out
 
 
 def _sink_rows(emitted: list[Emitted]) -> list[tuple]:

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession, functions as F
 
-from streamjoin.spark.adapter import OUTPUT_SCHEMA, SINK, TaskFunction, _ordered_rows, _sink_rows
+from streamjoin.spark.adapter import OUTPUT_SCHEMA, SINK, TaskFunction, _ordered_rows, _sink_rows, process_rows
 from streamjoin.spark.query import KAFKA_SOURCE
 
 _COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
@@ -22,9 +22,7 @@ def _task(function: TaskFunction):
         if frame.empty:
             return pd.DataFrame([], columns=_COLUMNS)
         runtime = function.new_runtime(int(frame["partition"].iloc[0]))
-        out = []
-        for row in _ordered_rows(frame):
-            out.extend(_sink_rows(runtime.process(row)))
+        out = process_rows(runtime, _ordered_rows(frame))
         out.extend(_sink_rows(runtime.end_of_input()))
         return pd.DataFrame(out, columns=_COLUMNS)
 
