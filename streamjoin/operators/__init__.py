@@ -2,7 +2,8 @@
 
 from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
 from streamjoin.operators.ordering import merge_in_timestamp_order
-from streamjoin.operators.stream_stream import JoinType, Residual, StreamStreamJoin, StreamStreamJoinConfig
+from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
+from streamjoin.operators.base import JoinType, Residual
 from streamjoin.operators.stream_table import StreamTableJoin, StreamTableJoinConfig
 from streamjoin.operators.window_join import (
     CURRENT_ROW,

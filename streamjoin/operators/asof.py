@@ -20,7 +20,7 @@ from streamjoin.operators.base import (
     Side,
 )
 from streamjoin.operators.changelog import require_join_type
-from streamjoin.operators.stream_stream import JoinType, Residual, accepts
+from streamjoin.operators.base import JoinType, Residual, accepts
 
 
 class AsofCondition(enum.Enum):

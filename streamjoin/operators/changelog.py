@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable
 
-from streamjoin.operators.base import Change, Row, RowKind
-from streamjoin.operators.stream_stream import JoinType
+from streamjoin.operators.base import Change, JoinType, Row, RowKind
 
 # Every join type that pairs rows by key (CROSS pairs every row and belongs to window joins).
 KEYED_JOIN_TYPES = (JoinType.INNER, JoinType.LEFT, JoinType.RIGHT, JoinType.FULL)

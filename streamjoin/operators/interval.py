@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamjoin.operators.base import BEGINNING_OF_TIME, Change, Record
-from streamjoin.operators.stream_stream import JoinType, Residual, TimeBoundedJoin, padded
+from streamjoin.operators.base import BEGINNING_OF_TIME, Change, JoinType, Record, Residual, padded
+from streamjoin.operators.stream_stream import TimeBoundedJoin
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from streamjoin.operators.base import (
     StreamTime,
 )
 from streamjoin.operators.changelog import KEYED_JOIN_TYPES, require_join_type
-from streamjoin.operators.stream_stream import JoinType, Residual, accepts
+from streamjoin.operators.base import JoinType, Residual, accepts
 
 
 class InputKind(enum.Enum):

@@ -12,45 +12,17 @@ from streamjoin.operators.base import (
     Change,
     InMemoryStore,
     JoinProcessor,
+    JoinType,
     Record,
+    Residual,
     Row,
     RowKind,
     Side,
     StreamTime,
+    accepts,
+    oriented,
+    padded,
 )
-
-
-class JoinType(enum.Enum):
-    INNER = "INNER"
-    LEFT = "LEFT"
-    RIGHT = "RIGHT"
-    FULL = "FULL"
-    CROSS = "CROSS"  # every pair (no key); only the s-Server window join accepts it
-
-    def preserves(self, side: Side) -> bool:
-        """Whether an unmatched row of `side` is emitted null-padded."""
-        return self is JoinType.FULL or self.value == side.name
-
-
-# A residual condition over a candidate pair (left row, right row): the non-equi or multi-column
-# part of ON. Only `True` accepts (SQL: NULL is not true); for outer joins a rejected pair counts
-# as no match.
-Residual = Callable[[Row | None, Row | None], "bool | None"]
-
-
-def accepts(residual: Residual | None, left: Row | None, right: Row | None) -> bool:
-    return residual is None or residual(left, right) is True
-
-
-def oriented(side: Side, this: Row | None, other: Row | None) -> tuple[Row | None, Row | None]:
-    """(left row, right row) of a pair seen from `side`."""
-    return (this, other) if side is Side.LEFT else (other, this)
-
-
-def padded(side: Side, key: Hashable | None, row: Row, ts: int) -> Change:
-    """The null-padded outer row of an unmatched `row` of `side`."""
-    left, right = oriented(side, row, None)
-    return Change(RowKind.INSERT, key, left, right, ts)
 
 
 # Kafka Streams' default grace when none is given (JoinWindows.of, what ksqlDB used before GRACE

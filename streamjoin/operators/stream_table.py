@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamjoin.operators.base import Change, InMemoryStore, JoinProcessor, Record, RowKind, Side
-from streamjoin.operators.stream_stream import JoinType, Residual, accepts, oriented, padded
+from streamjoin.operators.base import Change, InMemoryStore, JoinProcessor, JoinType, Record, Residual, RowKind, Side, accepts, oriented, padded
 
 
 @dataclass(frozen=True)

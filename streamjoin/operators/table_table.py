@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable
 
-from streamjoin.operators.base import Change, InMemoryStore, JoinProcessor, Record, Side
+from streamjoin.operators.base import Change, InMemoryStore, JoinProcessor, JoinType, Record, Residual, Side, accepts
 from streamjoin.operators.changelog import (
     KEYED_JOIN_TYPES,
     ResultRow,
     keyed_result_changes,
     require_join_type,
 )
-from streamjoin.operators.stream_stream import JoinType, Residual, accepts
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streamjoin.operators.asof import AsofCondition, AsofJoin, AsofJoinConfig
-from streamjoin.operators.base import Change, InMemoryStore, JoinProcessor, Record, RowKind, Side
+from streamjoin.operators.base import Change, InMemoryStore, JoinProcessor, JoinType, Record, Residual, RowKind, Side, accepts
 from streamjoin.operators.changelog import require_join_type
-from streamjoin.operators.stream_stream import JoinType, Residual, accepts
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Hashable
 
-from streamjoin.operators.base import BEGINNING_OF_TIME, Change, JoinProcessor, Record, RowKind, Side
-from streamjoin.operators.stream_stream import JoinType, Residual, accepts, oriented, padded
+from streamjoin.operators.base import BEGINNING_OF_TIME, Change, JoinProcessor, JoinType, Record, Residual, RowKind, Side, accepts, oriented, padded
 
 
 @dataclass(frozen=True)

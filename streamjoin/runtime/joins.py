@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Callable
 
 from streamjoin import plan as P
-from streamjoin.operators.base import JoinProcessor
+from streamjoin.operators.base import JoinProcessor, JoinType
 from streamjoin.operators.foreign_key import ForeignKeyJoin, ForeignKeyJoinConfig
 from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
 from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConfig
-from streamjoin.operators.stream_stream import JoinType, StreamStreamJoin, StreamStreamJoinConfig
+from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
 from streamjoin.operators.stream_table import StreamTableJoin, StreamTableJoinConfig
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
 from streamjoin.operators.temporal import EventTimeTemporalJoin, ProcessingTimeTemporalJoin, TemporalJoinConfig

@@ -11,7 +11,7 @@ import pytest
 from conformance_inputs import column
 from streamjoin.operators.asof import AsofCondition, AsofJoin, AsofJoinConfig
 from streamjoin.operators.base import END_OF_TIME, Record, Side
-from streamjoin.operators.stream_stream import JoinType
+from streamjoin.operators.base import JoinType
 
 L, R = Side.LEFT, Side.RIGHT
 GE, GT, LE, LT = AsofCondition.GE, AsofCondition.GT, AsofCondition.LE, AsofCondition.LT

@@ -17,7 +17,7 @@ from streamjoin.operators.foreign_key import (
     ForeignKeyLeftStage,
     ForeignKeyRightStage,
 )
-from streamjoin.operators.stream_stream import JoinType
+from streamjoin.operators.base import JoinType
 
 L, R = Side.LEFT, Side.RIGHT
 

@@ -11,7 +11,7 @@ import pytest
 from conformance_inputs import column, run_and_compare
 from streamjoin.operators.base import END_OF_TIME, Record, RowKind, Side
 from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConfig
-from streamjoin.operators.stream_stream import JoinType
+from streamjoin.operators.base import JoinType
 
 L, R = Side.LEFT, Side.RIGHT
 APPEND, UPSERT = InputKind.APPEND, InputKind.UPSERT

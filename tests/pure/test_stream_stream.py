@@ -10,7 +10,8 @@ import pytest
 from conformance_inputs import case_records, column, conformance_case, run_and_compare
 from streamjoin.operators.base import END_OF_TIME, Change, Record, Side
 from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
-from streamjoin.operators.stream_stream import JoinType, StreamStreamJoin, StreamStreamJoinConfig
+from streamjoin.operators.base import JoinType
+from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
 
 L, R = Side.LEFT, Side.RIGHT
 SECOND = 1000

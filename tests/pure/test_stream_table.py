@@ -9,7 +9,8 @@ import pytest
 
 from conformance_inputs import case_records, column, conformance_case, run_and_compare
 from streamjoin.operators.base import Change, Record, Side
-from streamjoin.operators.stream_stream import JoinType, StreamStreamJoin, StreamStreamJoinConfig
+from streamjoin.operators.base import JoinType
+from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
 from streamjoin.operators.stream_table import StreamTableJoin, StreamTableJoinConfig
 
 L, R = Side.LEFT, Side.RIGHT

@@ -10,7 +10,7 @@ import pytest
 from conformance_inputs import case_records, column, conformance_case
 from conformance_tables import assert_keyed_output, run_keyed_case
 from streamjoin.operators.base import Record, RowKind, Side
-from streamjoin.operators.stream_stream import JoinType
+from streamjoin.operators.base import JoinType
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
 
 L, R = Side.LEFT, Side.RIGHT

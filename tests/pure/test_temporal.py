@@ -10,7 +10,7 @@ import pytest
 
 from conformance_inputs import case_records, column, conformance_case, run_and_compare
 from streamjoin.operators.base import END_OF_TIME, Record, Side
-from streamjoin.operators.stream_stream import JoinType
+from streamjoin.operators.base import JoinType
 from streamjoin.operators.temporal import (
     EventTimeTemporalJoin,
     ProcessingTimeTemporalJoin,

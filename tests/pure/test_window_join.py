@@ -9,7 +9,7 @@ import pytest
 
 from conformance_inputs import case_records, column, conformance_case, run_and_compare
 from streamjoin.operators.base import END_OF_TIME, Change, Record, Side
-from streamjoin.operators.stream_stream import JoinType
+from streamjoin.operators.base import JoinType
 from streamjoin.operators.window_join import RangeWindow, RowsWindow, WindowJoin, WindowJoinConfig
 
 L, R = Side.LEFT, Side.RIGHT
