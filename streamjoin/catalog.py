@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
-from streamjoin.types import SqlType
+from streamjoin.sqltypes import SqlType
 
 KINDS = ("stream", "table", "versioned_table")
 

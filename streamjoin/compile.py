@@ -110,7 +110,7 @@ class _Builder:
     def source(self, node: P.Source) -> _Fragment:
         source = node.source
         serde = source_serde(source)
-        columns = {name: str(t.raw or t.name) if t is not None else None for name, t in source.columns.items()}
+        columns = {name: str(t) if t is not None else None for name, t in source.columns.items()}
         return _Fragment(None, [(source.topic, serde, node.alias, source.kind != "stream")], {node.alias: columns})
 
     def join(self, node: P.Join) -> _Fragment:
@@ -164,8 +164,8 @@ def source_serde(source: SourceDef) -> SerdeSpec:
     """The wire layout of a source's records: key columns in the record key (unless the source
     carries them in the value), the other columns in the value; PROCTIME columns in neither."""
     wire_keys = () if source.key_in_value else source.key_columns
-    key = tuple((name, sql_type(source.columns[name].raw or source.columns[name].name)) for name in wire_keys)
-    value = tuple((name, sql_type(t.raw or t.name)) for name, t in source.columns.items()
+    key = tuple((name, source.columns[name]) for name in wire_keys)
+    value = tuple((name, t) for name, t in source.columns.items()
                   if name not in wire_keys and not t.proctime)
     return SerdeSpec(source.key_format if key else "NONE", key, source.value_format, value,
                      timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns))

@@ -21,6 +21,8 @@ TYPE_NAMES = frozenset({
     "DECIMAL", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP", "STRUCT",
     "ANY",  # a value whose type is only known at run time (a compiler's result type): JSON as is
 })
+_FAMILIES = {"TINYINT": "INTEGER", "SMALLINT": "INTEGER", "INT": "INTEGER", "FLOAT": "DOUBLE",
+             "TIMESTAMP_LTZ": "TIMESTAMP"}
 _ALIASES = {
     "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING", "INTEGER": "INT", "LONG": "BIGINT",
     "BOOL": "BOOLEAN", "REAL": "FLOAT", "NUMERIC": "DECIMAL", "DEC": "DECIMAL", "ROW": "STRUCT",
@@ -66,6 +68,19 @@ class SqlType:
     @property
     def is_nested(self) -> bool:
         return self.name in ("ARRAY", "MAP", "STRUCT")
+
+    @classmethod
+    def parse(cls, text: str) -> "SqlType":
+        return parse_type(text)
+
+    @property
+    def family(self) -> str:
+        """What join keys must share to join without a CAST: ksqlDB rejects `INT = BIGINT` but
+        INT and INTEGER, or VARCHAR(8) and STRING, are one family."""
+        return _FAMILIES.get(self.name, self.name)
+
+    def joinable_with(self, other: "SqlType") -> bool:
+        return self.family == other.family
 
     def __str__(self) -> str:
         if self.name == "ARRAY":

@@ -13,7 +13,7 @@ from typing import Mapping
 from sqlglot import exp
 
 from streamjoin.catalog import SourceDef
-from streamjoin.types import SqlType
+from streamjoin.sqltypes import SqlType
 
 
 @dataclass(frozen=True, eq=False)

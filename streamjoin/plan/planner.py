@@ -20,7 +20,7 @@ from streamjoin.plan import nodes as n
 from streamjoin.plan.relations import View, declared_source, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
-from streamjoin.types import SqlType
+from streamjoin.sqltypes import SqlType
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.joins import Input
 from streamjoin.plan.scope import Context, ScopeEntry, col
-from streamjoin.types import SqlType
+from streamjoin.sqltypes import SqlType
 
 
 @dataclass

@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from streamjoin.catalog import Catalog, SourceDef
 from streamjoin.dialect.errors import StreamJoinError, span
-from streamjoin.types import SqlType
+from streamjoin.sqltypes import SqlType
 
 PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
 
