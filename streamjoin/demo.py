@@ -68,4 +68,7 @@ def run_demo(sql_dir: Path, samples_dir: Path) -> int:
         print(f"   {report.input_rows} in, {report.output_rows} out, {report.late_records} late, "
               f"{report.dropped_records} dropped, {report.dead_letters} dead letters")
         print(show(spec.path, bootstrap, settings))
+    if not settings.kafka_bootstrap:
+        print(f"\nThe embedded broker keeps running at {bootstrap} (`streamjoin broker stop` stops it); "
+              f"run `streamjoin demo` again to process only what is new.")
     return 0

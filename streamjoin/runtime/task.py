@@ -59,6 +59,7 @@ class PipelineRuntime(TaskRuntime):
         except DecodeError as error:
             raise RecordRejected(f"{row.topic}[{row.partition}]@{row.offset}: {error}") from error
         self.metrics["input_records"] += 1
+        self.stream_time = record.ts if self.stream_time is None else max(self.stream_time, record.ts)
         out: list[Emitted] = []
         for entry in entries:
             event = self._event(serde, entry, record)

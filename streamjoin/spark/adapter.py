@@ -66,6 +66,7 @@ class TaskRuntime(ABC):
 
     def __init__(self) -> None:
         self.metrics: Counter = Counter()
+        self.stream_time: int | None = None  # the largest event time the task has seen
         self.ended_topics: set[str] = set()
         self.ended = False
 
@@ -99,9 +100,8 @@ class TaskFunction:
             out.extend(_sink_rows(runtime.end_of_input()))
         delta = runtime.counters()
         delta.subtract(before)
-        delta = +delta
-        if delta:
-            out.append((METRICS, None, None, None, None, None, task, None, json.dumps(dict(delta))))
+        figures = {"counts": dict(+delta), "stream_time": runtime.stream_time}
+        out.append((METRICS, None, None, None, None, None, task, None, json.dumps(figures)))
         state.update((cloudpickle.dumps(runtime),))
         yield pd.DataFrame(out, columns=[c.split()[0] for c in OUTPUT_SCHEMA.split(", ")])
 

@@ -52,6 +52,7 @@ class StreamingRun:
     target: SinkTarget = field(default_factory=SinkTarget)
     end_of_input: bool = False  # bounded: the source marks the end, the tasks flush all windows
     max_offsets_per_trigger: int | None = None
+    stream_times: dict[int, int] = field(default_factory=dict)  # task -> stream time, this run
 
     def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
         reader = (spark.readStream.format(KAFKA_SOURCE)
@@ -110,7 +111,9 @@ class StreamingRun:
             self.target.dead_letter_writer(dead, batch_id)
         for i, kind in enumerate(channel):
             if kind == METRICS:
-                _add_metrics(report, json.loads(table.column("reason")[i].as_py()))
+                figures = json.loads(table.column("reason")[i].as_py())
+                _add_metrics(report, {**figures, "task": table.column("src_partition")[i].as_py()},
+                             self.stream_times)
         report.output_rows += sink.num_rows
         report.batches += 1
         report.batch_duration_ms = int((time.monotonic() - started) * 1000)
@@ -128,7 +131,13 @@ class StreamingRun:
             producer.close()
 
 
-def _add_metrics(report: RunReport, delta: dict) -> None:
+def _add_metrics(report: RunReport, figures: dict, stream_times: dict[int, int]) -> None:
+    """One task's figures for a batch: counter deltas, and its stream time (the watermark the
+    report shows is the smallest over tasks: no task is behind it)."""
+    delta, stream_time = figures["counts"], figures["stream_time"]
+    if stream_time is not None:
+        stream_times[figures["task"]] = stream_time
+        report.watermark_ms = min(stream_times.values())
     report.input_rows += delta.get("input_records", 0)
     report.late_records += delta.get("late", 0)
     report.dropped_records += delta.get("null_key", 0) + delta.get("null_value", 0)

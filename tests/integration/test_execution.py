@@ -44,6 +44,7 @@ def test_run_query_writes_kafka_and_delta_dead_letters_bad_records_and_backfills
 
     assert (report.input_rows, report.output_rows, report.dead_letters) == (3, 2, 1)
     assert report.consumer_lag == 0
+    assert report.watermark_ms == 4000  # stream time: the latest event time the task saw
     out = sorted((r.key, json.loads(r.value)) for r in admin.read_all(kafka_bootstrap, spec.output_topic))
     assert out == [(b"u1", {"PAGE": "a", "NAME": "Ann"}), (b"u2", {"PAGE": "b", "NAME": None})]
     dead = [json.loads(r.value) for r in admin.read_all(kafka_bootstrap, f"{name}-dead-letters")]

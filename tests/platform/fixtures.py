@@ -98,7 +98,7 @@ def produce_shifted_samples(bootstrap: str, samples_dir: Path, folder: str,
                             sources: tuple[str, ...], split_source: str | None = None) -> None:
     """Produce samples/<folder>/<source>.jsonl for `sources` with timestamps moved to FIRST_DAY;
     the second half of `split_source`'s records go to the day after (one per backfill partition).
-    Topics already holding records are left alone (the demo's rule), so this runs once per broker."""
+    Topics already holding records are left alone (the demo's rule): once per broker."""
     import json
 
     from streamjoin.config import Settings

@@ -61,7 +61,8 @@ def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, i
                                      "late_records", "dropped_records", "watermark_ms")} == \
         {"input_rows": 10, "output_rows": 7, "dead_letters": 0, "late_records": 1,
          "dropped_records": 2, "watermark_ms": 1_000}
-    assert latest_metadata(instance, dg.AssetKey(["delta", "clicks_enriched"]))["delta_version"] == 3
+    table = latest_metadata(instance, dg.AssetKey(["delta", "clicks_enriched"]))
+    assert table["delta_version"] == 3
     assert recorded_fingerprint(instance, dg.AssetKey("clicks_enriched")) == "fp-1"
     progress = instance.fetch_observations(dg.AssetKey("clicks_enriched"), limit=5).records
     assert len(progress) == 1  # the one on_progress call became an observation
@@ -91,12 +92,16 @@ CHECKS = [
 ]
 
 
+def query_checks(project, config, name):
+    return [c for c in build_checks(project, config) if c.node_def.name == f"{name}_checks"]
+
+
 @pytest.mark.parametrize("case", CHECKS)
 def test_checks_after_a_run(project, engine, instance, case):
     engine.dead_letters, engine.lag = case.dead_letters, case.lag
     config = PlatformConfig(max_consumer_lag=100)
     query = build_assets(project).queries["clicks_enriched"]
-    checks = [c for c in build_checks(project, config) if c.node_def.name == "clicks_enriched_checks"]
+    checks = query_checks(project, config, "clicks_enriched")
     dg.materialize([query], instance=instance, resources=default_resources())
     result = dg.materialize([query, *checks], instance=instance, resources=default_resources(),
                             selection=dg.AssetSelection.checks_for_assets(query))
@@ -138,7 +143,7 @@ def test_streaming_equals_batch_check(project, engine, instance, case):
     write_deltalake(spec.delta_path, table(case.streamed))
     engine.on_backfill = lambda spec: write_deltalake(spec.delta_path, table(case.batch),
                                                       mode="overwrite")
-    checks = [c for c in build_checks(project, config) if c.node_def.name == "clicks_enriched_checks"]
+    checks = query_checks(project, config, "clicks_enriched")
     result = dg.materialize(checks, instance=instance, resources=default_resources(),
                             selection=dg.AssetSelection.checks(
                                 dg.AssetCheckKey(dg.AssetKey("clicks_enriched"),

@@ -22,6 +22,10 @@ pytestmark = pytest.mark.platform
 JOB = "stream_clicks_enriched"
 
 
+def utc(*fields) -> datetime:
+    return datetime(*fields, tzinfo=timezone.utc)
+
+
 def tick(defs, instance, sensor_name, cursor=None):
     sensor = defs.resolve_sensor_def(sensor_name)
     context = dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
@@ -90,7 +94,8 @@ def test_launch_after_reset_observation(project, engine, instance):
     assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success
     engine.lag, engine.fingerprint = 5, "fp-2"
     assert not tick(defs, instance, "launch_streaming_queries").run_requests
-    assert defs.resolve_job_def("reset_clicks_enriched").execute_in_process(instance=instance).success
+    reset = defs.resolve_job_def("reset_clicks_enriched")
+    assert reset.execute_in_process(instance=instance).success
     assert ("reset", "clicks_enriched") in engine.calls
     assert [r.job_name for r in tick(defs, instance, "launch_streaming_queries").run_requests] \
         == [JOB]
@@ -152,10 +157,10 @@ def test_restart_leaves_a_live_run_alone(project, engine, instance):
 def test_backfill_sensor_replays_windows_as_they_close(project, engine, instance, monkeypatch):
     defs = build_definitions(project, PlatformConfig(backfill_granularity="daily",
                                                      backfill_start="2026-11-01"))
-    monkeypatch.setattr(jobs.backfill, "utc_now", lambda: datetime(2026, 11, 20, 10, tzinfo=timezone.utc))
+    monkeypatch.setattr(jobs.backfill, "utc_now", lambda: utc(2026, 11, 20, 10))
     first = tick(defs, instance, "backfill_closed_windows")
     assert not first.run_requests  # turning the sensor on does not replay history
-    monkeypatch.setattr(jobs.backfill, "utc_now", lambda: datetime(2026, 11, 22, 1, tzinfo=timezone.utc))
+    monkeypatch.setattr(jobs.backfill, "utc_now", lambda: utc(2026, 11, 22, 1))
     second = tick(defs, instance, "backfill_closed_windows", cursor=first.cursor)
     assert sorted((r.job_name, r.partition_key) for r in second.run_requests) == [
         ("backfill_clicks_enriched", "2026-11-20"), ("backfill_clicks_enriched", "2026-11-21"),
@@ -163,7 +168,7 @@ def test_backfill_sensor_replays_windows_as_they_close(project, engine, instance
     run = defs.resolve_job_def("backfill_clicks_enriched").execute_in_process(
         instance=instance, partition_key="2026-11-20")
     assert run.success
-    day_ms = int(datetime(2026, 11, 20, tzinfo=timezone.utc).timestamp() * 1000)
+    day_ms = int(utc(2026, 11, 20).timestamp() * 1000)
     assert ("backfill", "clicks_enriched", day_ms, day_ms + 86_400_000) in engine.calls
     delta = instance.get_latest_materialization_event(dg.AssetKey(["delta", "clicks_enriched"]))
     assert delta.asset_materialization.metadata["partition"].value == "2026-11-20"
@@ -174,7 +179,7 @@ def test_repartition_schedule_runs_its_job(project, engine, instance):
     schedule = defs.resolve_schedule_def("repartition_products_rekeyed_schedule")
     assert schedule.cron_schedule == "*/5 * * * *"  # the query's `-- schedule:` header
     context = dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=datetime(2026, 11, 22, 12, 5, tzinfo=timezone.utc))
+        instance=instance, scheduled_execution_time=utc(2026, 11, 22, 12, 5))
     [request] = schedule.evaluate_tick(context).run_requests
     job = defs.resolve_job_def(schedule.job_name)
     assert job.execute_in_process(instance=instance, tags=request.tags).success

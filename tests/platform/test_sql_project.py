@@ -113,7 +113,8 @@ def test_scheduled_repartition_job_rekeys_products(kafka_bootstrap, spark, monke
     schedule = defs.resolve_schedule_def("repartition_products_rekeyed_schedule")
     assert schedule.cron_schedule == "0 * * * *"
     with dg.DagsterInstance.ephemeral() as instance:
-        [request] = schedule.evaluate_tick(dg.build_schedule_context(instance=instance)).run_requests
+        context = dg.build_schedule_context(instance=instance)
+        [request] = schedule.evaluate_tick(context).run_requests
         job = defs.resolve_job_def(schedule.job_name)
         assert job.execute_in_process(instance=instance, tags=request.tags).success
         products = sum(admin.end_offsets(kafka_bootstrap, "products").values())
