@@ -151,7 +151,7 @@ def state_size(spark, checkpoint: Path) -> tuple[int, int]:
     from pyspark.sql import functions as F
 
     state = spark.read.format("statestore").load(str(checkpoint))
-    pickled = state.select(F.sum(F.length("value.runtime"))).first()[0] or 0
+    pickled = state.select(F.sum(F.length("value.groupState.runtime"))).first()[0] or 0
     on_disk = sum(f.stat().st_size for f in (checkpoint / "state").rglob("*") if f.is_file())
     return int(pickled), on_disk
 

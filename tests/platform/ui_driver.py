@@ -28,13 +28,16 @@ LOCATION = "{ workspaceOrError { ... on Workspace { locationEntries { name } } }
 def new_page(browser: Browser) -> Page:
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     page.set_default_timeout(30_000)
+    # A fresh DAGSTER_HOME greets the first visit with a 'Join the community' dialog, shown some
+    # time after the page: close it whenever it blocks one of our actions.
+    page.add_locator_handler(page.get_by_role("button", name="Skip"), lambda skip: skip.click())
     return page
 
 
 def _dismiss_welcome(page: Page) -> None:
-    """A fresh DAGSTER_HOME greets the first visit with a 'Join the community' dialog."""
+    """Close the welcome dialog before a screenshot if it is (or soon becomes) visible."""
     try:
-        page.get_by_role("button", name="Skip").click(timeout=5_000)
+        page.get_by_role("button", name="Skip").click(timeout=3_000)
     except PlaywrightTimeout:
         pass
 
@@ -51,9 +54,8 @@ def shown(label: str, text: str) -> bool:
 def lineage(page: Page, server: Webserver, query: str, labels: list[str], shot: Path) -> list[str]:
     """Open the query asset's lineage (neighbours, depth 3); return the labels not shown."""
     page.goto(f"{server.url}/assets/{query}?view=lineage&lineageScope=neighbors&lineageDepth=3")
-    _dismiss_welcome(page)
     page.get_by_text("Latest event").first.wait_for()
-    page.wait_for_timeout(1_000)  # let the graph layout settle before the screenshot
+    _dismiss_welcome(page)  # also lets the graph layout settle before the screenshot
     page.screenshot(path=str(shot))
     text = page.inner_text("body")
     return [label for label in labels if not shown(label, text)]
@@ -73,7 +75,6 @@ def materialize(page: Page, server: Webserver, query: str, shot: Path) -> dict:
     """Click Materialize on the asset page (confirming the multi-asset's sibling outputs) and
     return the finished run and the asset's latest materialization metadata."""
     page.goto(f"{server.url}/assets/{query}")
-    _dismiss_welcome(page)
     page.locator("button", has_text="Materialize").first.click()
     page.get_by_role("button", name="Confirm").click()
     [run] = wait_runs(server, "__ASSET_JOB", 1)[:1]
@@ -91,7 +92,6 @@ def backfill(page: Page, server: Webserver, job: str, partitions: list[str],
     """Launch a backfill of `partitions` from the job's partitions page; {partition: status}."""
     location = server.graphql(LOCATION)["workspaceOrError"]["locationEntries"][0]["name"]
     page.goto(f"{server.url}/locations/{location}/jobs/{job}/partitions")
-    _dismiss_welcome(page)
     page.get_by_role("button", name="Launch backfill…").click()
     selection = page.locator("input[placeholder^='ex:']")
     selection.fill(", ".join(partitions))
