@@ -72,9 +72,8 @@ def _source_topic_asset(topic: str, group: str, partitions: int | None) -> dg.As
 
 
 def repartition_feeds(spec: QuerySpec) -> dict[str, tuple[str, ...]]:
-    """{repartition topic: source topics feeding it}. QuerySpec does not say which input a
-    repartition topic re-keys, so each is drawn downstream of every source topic of the query."""
-    return {topic: spec.source_topics for topic in spec.repartition_topics}
+    """{repartition topic: the source topics it re-keys}."""
+    return dict(spec.repartition_inputs)
 
 
 def describe(spec: QuerySpec) -> str:

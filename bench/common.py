@@ -146,8 +146,8 @@ def warm_up(bench: Bench) -> None:
 
 def state_size(spark, checkpoint: Path) -> tuple[int, int]:
     """(bytes of the pickled task runtimes as last committed, read back with Spark's state data
-    source; bytes of the checkpoint's state directory on disk: RocksDB files of every retained
-    version, so larger)."""
+    source; bytes of the checkpoint's state directory on disk: RocksDB files, compressed, of
+    every retained version)."""
     from pyspark.sql import functions as F
 
     state = spark.read.format("statestore").load(str(checkpoint))

@@ -10,7 +10,7 @@
 Prints updates/s (input records over the query's wall time, start-up included) and the state
 size: the bytes of the pickled task runtimes (cloudpickle, as committed in the last batch, read
 back with Spark's `statestore` data source) and, for scale, the checkpoint's state directory on
-disk (RocksDB files of every retained version).
+disk (compressed RocksDB files of every retained version).
 Usage: python bench/table_joins.py [--updates N]   (default 1,000,000)
 """
 

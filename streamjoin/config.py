@@ -33,6 +33,12 @@ class Settings:
     sasl_mechanism: str | None = None
     sasl_username: str | None = None
     sasl_password: str | None = None
+    delta_root_override: Path | None = None
+
+    @property
+    def delta_root(self) -> Path:
+        """Where query output tables live: STREAMJOIN_DELTA_ROOT, else <home>/delta."""
+        return self.delta_root_override or self.home / "delta"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -41,6 +47,7 @@ class Settings:
         return cls(
             kafka_bootstrap=env.get("STREAMJOIN_KAFKA_BOOTSTRAP") or None,
             home=Path(env.get("STREAMJOIN_HOME") or "var").resolve(),
+            delta_root_override=Path(env["STREAMJOIN_DELTA_ROOT"]).resolve() if env.get("STREAMJOIN_DELTA_ROOT") else None,
             **security,
         )
 

@@ -132,20 +132,32 @@ def _literal(value: int | datetime, column_type: pa.DataType) -> str:
 
 
 def replace_range(path: str, data: Any, ts_column: str, start: int | datetime, end: int | datetime,
-                  storage_options: dict[str, str] | None = None) -> int:
+                  storage_options: dict[str, str] | None = None) -> int | None:
     """Backfill: replace the rows with start <= ts_column < end by `data`, in ONE transaction
     (delta-rs overwrite with a predicate = Delta's replaceWhere; readers never see the range
     empty). Every row of `data` must lie in the range, else delta-rs rejects the write.
-    Returns the new version."""
+    Returns the new version; None when `data` is None (no rows) and there is no table yet.
+    No rows for the range deletes the range."""
+    exists = DeltaTable.is_deltatable(str(path), storage_options=storage_options)
+    if data is None:
+        if not exists:
+            return None
+        table = DeltaTable(str(path), storage_options=storage_options)
+        column_type = pa.schema(table.schema().to_arrow()).field(ts_column).type
+        table.delete(_range_predicate(ts_column, column_type, start, end))
+        return table.version()
     rows = to_arrow(data)
-    if not DeltaTable.is_deltatable(str(path), storage_options=storage_options):
+    if not exists:
         write_deltalake(str(path), rows, mode="append", storage_options=storage_options)
     else:
-        column_type = rows.schema.field(ts_column).type
-        predicate = (f"{_quoted(ts_column)} >= {_literal(start, column_type)} AND "
-                     f"{_quoted(ts_column)} < {_literal(end, column_type)}")
+        predicate = _range_predicate(ts_column, rows.schema.field(ts_column).type, start, end)
         write_deltalake(str(path), rows, mode="overwrite", predicate=predicate, storage_options=storage_options)
     return DeltaTable(str(path), storage_options=storage_options).version()
+
+
+def _range_predicate(ts_column: str, column_type, start, end) -> str:
+    return (f"{_quoted(ts_column)} >= {_literal(start, column_type)} AND "
+            f"{_quoted(ts_column)} < {_literal(end, column_type)}")
 
 
 def read_delta_arrow(path: str, storage_options: dict[str, str] | None = None) -> pa.Table:

@@ -45,6 +45,7 @@ class QuerySpec:
     mode: str = "available_now"
     schedule: str | None = None
     is_repartition: bool = False  # a standalone PARTITION BY statement
+    repartition_inputs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (internal topic, topics it re-keys)
 
     @property
     def code_version(self) -> str:

@@ -73,5 +73,6 @@ def _query_spec(sql_dir: Path, path: Path, settings: Settings) -> QuerySpec:
         source_names=tuple(dict.fromkeys(s.name for s in inputs if s.topic not in internal)),
         source_topics=tuple(dict.fromkeys(s.topic for s in inputs if s.topic not in internal)),
         repartition_topics=tuple(sorted(internal)), output_topic=main.sink.topic, output_kind=main.sink.kind,
-        delta_path=str(settings.home / "delta" / path.stem), mode=headers.get("mode", "available_now"),
-        schedule=headers.get("schedule"), is_repartition=is_repartition and len(inputs) == 1)
+        delta_path=str(settings.delta_root / path.stem), mode=headers.get("mode", "available_now"),
+        schedule=headers.get("schedule"), is_repartition=is_repartition and len(inputs) == 1,
+        repartition_inputs=tuple((q.sink.topic, q.input_topics) for q in compiled[:-1]))
