@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/streamjoin demo
+	$(VENV)/bin/python -m jobs.demo
 
 test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest -q -rs

@@ -23,6 +23,7 @@ def hand_project(root: Path) -> Project:
         dialect="ksqldb", explain="Join[inner]\n  Repartition[clicks by userId]\n  Source[users]",
         source_names=("clicks", "click_users"), source_topics=("clickstream", "click_users"),
         repartition_topics=("clicks_enriched-clicks-repartition",),
+        repartition_inputs=(("clicks_enriched-clicks-repartition", ("clickstream",)),),
         output_topic="clicks_enriched", output_kind="stream",
         delta_path=str(root / "delta" / "clicks_enriched"))
     rekey = QuerySpec(
