@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 BASE_TS = 1_700_000_000_000
+DRIVER_MEMORY = "4g"
 
 
 @dataclass
@@ -43,6 +44,9 @@ def bench_session(app_name: str) -> Iterator[Bench]:
         from streamjoin.config import Settings, kafka_client_config
         from streamjoin.spark.session import get_spark
 
+        # The FK join keeps 1M left rows in one task's pickled state: 1 GB (the default heap)
+        # ran out of memory holding it; the machine has plenty.
+        os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--driver-memory {DRIVER_MEMORY} pyspark-shell")
         settings = Settings.from_env()
         bootstrap = broker.ensure_bootstrap(settings)
         spark = get_spark(app_name)
