@@ -3,6 +3,8 @@ the repartitioning it needs, and its result kind and key."""
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
@@ -214,7 +216,27 @@ def _plan_flink(ctx, scope, left, right, stage, split, jt, written) -> Input:
             return _finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind="stream",
                            bounds=n.IntervalBounds(*bounds))
     kind = "stream" if left.kind == right.kind == "stream" and jt == "INNER" else "table"
-    return _finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind)
+    ttl = _state_ttl_ms(ctx, stage.ast)
+    return _finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind,
+                   flags={"state_ttl_ms": ttl} if ttl else {})
+
+
+_TTL = re.compile(r"^\s*(\d+)\s*(ms|milli|millis|milliseconds?|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
+_TTL_UNIT_MS = {"ms": 1, "m": 60_000, "s": 1000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _state_ttl_ms(ctx, where) -> int | None:
+    """Flink `SET 'table.exec.state.ttl' = '1 h'` (0 or unset: keep state forever)."""
+    text = ctx.settings.get("table.exec.state.ttl")
+    if text is None:
+        return None
+    match = _TTL.match(str(text))
+    if not match:
+        raise ctx.error("state-ttl", f"table.exec.state.ttl must be a duration like '1 h' or '3600000 ms', "
+                        f"got {text!r}", where)
+    unit = (match.group(2) or "ms").lower()
+    key = "ms" if unit.startswith("mil") or unit == "ms" else ("m" if unit.startswith("min") else unit[0])
+    return int(match.group(1)) * _TTL_UNIT_MS[key] or None
 
 
 def _times(entry: ScopeEntry) -> set[str]:
