@@ -54,9 +54,11 @@ def bench_session(app_name: str) -> Iterator[Bench]:
             yield Bench(bootstrap, kafka_client_config(settings, bootstrap), spark, Path(tmp),
                         uuid.uuid4().hex[:6])
         finally:
-            spark.stop()
-            if not settings.kafka_bootstrap:
-                broker.stop(settings)
+            try:
+                spark.stop()
+            finally:  # also after a crashed JVM, whose stop() raises
+                if not settings.kafka_bootstrap:
+                    broker.stop(settings)
 
 
 def load_average() -> str:
