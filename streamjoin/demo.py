@@ -52,8 +52,9 @@ def show(path: Path, bootstrap: str, settings: Settings, limit: int = 12) -> str
     return "\n".join(lines)
 
 
-def run_demo(sql_dir: Path, samples_dir: Path) -> int:
-    from streamjoin.project import load_project, run_query
+def prepare(sql_dir: Path, samples_dir: Path):
+    """Broker (embedded unless configured), the project, and the sample data on its topics."""
+    from streamjoin.project import load_project
 
     settings = Settings.from_env()
     bootstrap = ensure_bootstrap(settings)
@@ -62,13 +63,26 @@ def run_demo(sql_dir: Path, samples_dir: Path) -> int:
     produced = produce_samples(sql_dir, samples_dir, bootstrap, settings)
     print(f"sample data: {sum(produced.values())} records to {len(produced)} topics" if produced
           else "sample data: already on the broker")
+    return settings, bootstrap, project
+
+
+def print_outputs(project, bootstrap: str, settings: Settings, reports: dict | None = None) -> None:
     for spec in project.queries:
-        report = run_query(spec)
         print(f"\n== {spec.group}/{spec.name} ({spec.dialect}) -> topic {spec.output_topic}, Delta {spec.delta_path}")
-        print(f"   {report.input_rows} in, {report.output_rows} out, {report.late_records} late, "
-              f"{report.dropped_records} dropped, {report.dead_letters} dead letters")
+        report = (reports or {}).get(spec.name)
+        if report is not None:
+            print(f"   {report.input_rows} in, {report.output_rows} out, {report.late_records} late, "
+                  f"{report.dropped_records} dropped, {report.dead_letters} dead letters")
         print(show(spec.path, bootstrap, settings))
     if not settings.kafka_bootstrap:
         print(f"\nThe embedded broker keeps running at {bootstrap} (`streamjoin broker stop` stops it); "
-              f"run `streamjoin demo` again to process only what is new.")
+              f"run the demo again to process only what is new.")
+
+
+def run_demo(sql_dir: Path, samples_dir: Path) -> int:
+    """The main job without an orchestrator: every query run in file order."""
+    from streamjoin.project import run_query
+
+    settings, bootstrap, project = prepare(sql_dir, samples_dir)
+    print_outputs(project, bootstrap, settings, {spec.name: run_query(spec) for spec in project.queries})
     return 0
