@@ -73,10 +73,14 @@ def enrichment(bench: Bench, events: int) -> tuple[Timed, Timed]:
     produced += produce(bench, catalog, "clicks", ((f"u{rng.randrange(users)}", {"amount": n},
                                                     BASE_TS + users + n) for n in range(clicks)))
     print(f"(a) produced {users:,} users + {clicks:,} clicks")
+    return both_engines(bench, queries, hand_written_enrichment(bench, sources), "enriched_spark", produced)
+
+
+def both_engines(bench: Bench, queries, hand_written, output: str, produced: int):
+    """streamjoin's run, then the hand-written job on the same topics: (streamjoin, hand-written)."""
     streamjoin, _ = run_streamjoin(bench, queries)
     check_read(streamjoin, produced)
-    return streamjoin, run_hand_written(bench, hand_written_enrichment(bench, sources),
-                                        bench.name("enriched_spark"), produced)
+    return streamjoin, run_hand_written(bench, hand_written, bench.name(output), produced)
 
 
 def hand_written_enrichment(bench: Bench, sources: list[dict]):
@@ -115,10 +119,7 @@ def interval(bench: Bench, events: int) -> tuple[Timed, Timed]:
                                                     BASE_TS + int((2 * n + offset) * step))
                                                    for n in range(per_side)))
     print(f"(b) produced {per_side:,} orders + {per_side:,} payments over 10 h, {ids:,} ids")
-    streamjoin, _ = run_streamjoin(bench, queries)
-    check_read(streamjoin, produced)
-    return streamjoin, run_hand_written(bench, hand_written_interval(bench, sources),
-                                        bench.name("matched_spark"), produced)
+    return both_engines(bench, queries, hand_written_interval(bench, sources), "matched_spark", produced)
 
 
 def hand_written_interval(bench: Bench, sources: list[dict]):
