@@ -31,18 +31,22 @@ from streamjoin.expr_values import (
 # ---- three-valued logic -------------------------------------------------------------------
 
 
+def and3(a: bool | None, b: bool | None) -> bool | None:
+    """SQL AND: FALSE if either is false, else NULL if either is NULL, else TRUE."""
+    if (a is not None and not a) or (b is not None and not b):
+        return False
+    return None if a is None or b is None else True
+
+
 @compiles(exp.And)
 def _and(node: exp.And, scope) -> Evaluator:
     left, right = compile_node(node.this, scope), compile_node(node.expression, scope)
 
     def evaluate(env: Env) -> bool | None:
         a = left(env)
-        if a is not None and not a:
+        if a is not None and not a:  # FALSE AND anything: the right side is not evaluated
             return False
-        b = right(env)
-        if b is not None and not b:
-            return False
-        return None if a is None or b is None else True
+        return and3(a, right(env))
 
     return evaluate
 
@@ -132,11 +136,7 @@ def _between(node: exp.Between, scope) -> Evaluator:
         if x is None:
             return None
         lo, hi = low(env), high(env)
-        above = None if lo is None else ge(x, lo)
-        below = None if hi is None else le(x, hi)
-        if above is False or below is False:
-            return False
-        return None if above is None or below is None else True
+        return and3(None if lo is None else ge(x, lo), None if hi is None else le(x, hi))
 
     return evaluate
 
