@@ -15,3 +15,11 @@ CREATE TABLE product_changelog (
   PRIMARY KEY(product_id) NOT ENFORCED,
   WATERMARK FOR update_time AS update_time
 ) WITH ('connector' = 'kafka', 'topic' = 'flink_products', 'value.format' = 'json');
+
+-- Price quotes per product, an append-only stream (the right side of the ASOF join).
+CREATE TABLE quotes_f (
+  product_id STRING,
+  price DECIMAL(10, 4),
+  quote_time TIMESTAMP(3),
+  WATERMARK FOR quote_time AS quote_time
+) WITH ('connector' = 'kafka', 'topic' = 'flink_quotes', 'value.format' = 'json');

@@ -1,5 +1,6 @@
 """The streaming-join SQL dialect: sqlglot's tokenizer, parser and generator extended with the
-statements and clauses of ksqlDB, Flink SQL, Lenses SQL and SQLstream s-Server.
+statements and clauses of ksqlDB, Flink SQL, Lenses SQL and SQLstream s-Server, plus the
+`[LEFT] ASOF JOIN ... MATCH_CONDITION (...)` of RisingWave/Snowflake in every flavour.
 
 One grammar serves every flavour; `Lenses` only differs in the tokenizer (double quotes delimit
 strings there: `substr(name, 1) = "J"`). What the flavours mean differently is decided in
@@ -19,7 +20,7 @@ from streamjoin.dialect.nodes import (
 )
 
 # Words that end a relation reference instead of aliasing it (`JOIN B WITHIN 10 SECONDS`).
-_NOT_ALIASES = {"WITHIN", "GRACE", "OVER", "EMIT", "LATERAL", "WINDOW", "PARTITION"}
+_NOT_ALIASES = {"WITHIN", "GRACE", "OVER", "EMIT", "LATERAL", "WINDOW", "PARTITION", "MATCH_CONDITION"}
 
 
 class _Parser(parser.Parser):
@@ -198,8 +199,23 @@ class _Parser(parser.Parser):
         self._advance()
         return self.expression(Duration(this=number, unit=exp.var(self._prev.text.upper())))
 
+    def _parse_join_parts(self):
+        # sqlglot reads ASOF as a join method before the side (`ASOF LEFT JOIN`, DuckDB);
+        # Snowflake writes it after (`LEFT [OUTER] ASOF JOIN`): accept both orders.
+        method, side, kind = super()._parse_join_parts()
+        if method is None and (side or kind) and self._match(TokenType.ASOF):
+            method = self._prev
+        return method, side, kind
+
     def _parse_join(self, skip_join_token=False, parse_bracket=False, alias_tokens=None):
         join = super()._parse_join(skip_join_token, parse_bracket, alias_tokens)
+        if join is not None and self._match_text_seq("MATCH_CONDITION"):
+            # Snowflake's tokenizer makes MATCH_CONDITION a keyword and sqlglot then reads one
+            # comparison only; read any condition (into the same exp.Join arg, printed by
+            # sqlglot) so that `=` or AND get the planner's asof-match-condition error.
+            join.set("match_condition", self._parse_wrapped(self._parse_disjunction))
+            if join.args.get("on") is None and self._match(TokenType.ON):
+                join.set("on", self._parse_disjunction())
         if join is not None:
             within = self._parse_within()  # Lenses writes WITHIN after ON
             if within is not None:

@@ -94,6 +94,8 @@ def _describe_join(node: n.Join, key: str) -> str:
         parts.append(f"windows left {_window(node.left_window)}, right {_window(node.right_window)}")
     if isinstance(node, n.TemporalJoin):
         parts.append(f"as of {node.time_attribute.sql()} ({'processing' if node.processing_time else 'event'} time)")
+    if isinstance(node, n.AsofJoin):
+        parts.append(f"match {node.left_time.sql()} {node.comparison} {node.right_time.sql()} (event time)")
     if isinstance(node, n.IntervalJoin):
         b = node.bounds
         parts.append(f"{b.left_time.sql()} - {b.right_time.sql()} in [{b.lower_ms}ms, {b.upper_ms}ms]")

@@ -150,6 +150,17 @@ class TemporalJoin(Join):
 
 
 @dataclass(frozen=True, eq=False)
+class AsofJoin(Join):
+    """`ASOF JOIN ... MATCH_CONDITION (left_time <comparison> right_time)` of two streams: each
+    left row joins the one right row of its key closest in event time on the side `comparison`
+    (>=, >, <=, <) names. left_time / right_time are the inputs' event-time columns."""
+
+    left_time: exp.Expr | None = None
+    right_time: exp.Expr | None = None
+    comparison: str = ">="
+
+
+@dataclass(frozen=True, eq=False)
 class IntervalJoin(Join):
     """Flink interval join of two append-only streams with time bounds."""
 
@@ -245,7 +256,7 @@ class Sink(PlanNode):
 
 
 __all__ = [
-    "Aggregate", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "Aggregate", "AsofJoin", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
     "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
     "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
 ]

@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
+from streamjoin.plan.asof import is_asof, plan_asof
 from streamjoin.plan.joins import Input, Stage, plan_stage
 from streamjoin.plan.relations import relation_input, temporal_function_input
 from streamjoin.plan.scope import Context, Scope, ScopeEntry, col, relations
@@ -81,7 +82,7 @@ def _join(ctx: Context, scope: Scope, left: Input, join: exp.Join, right: Input,
         grace = within.args["grace"].millis if within.args.get("grace") else None
         window = n.JoinWindow(before, after, grace)
     stage = Stage(join_type, join, condition, window, temporal, no_condition)
-    result = plan_stage(ctx, scope, left, right, stage)
+    result = (plan_asof if is_asof(join) else plan_stage)(ctx, scope, left, right, stage)
     if isinstance(result.node, n.ForeignKeyJoin):  # keyed by the left table's primary key
         return result, result.node.key[0].name.upper()
     return result, _ksql_key_label(ctx, join_type, condition)
@@ -115,6 +116,8 @@ def _condition(ctx, scope, left: Input, right: Input, join: exp.Join, where: lis
             scope.using.setdefault(name.lower(), lentry.alias)
             pairs.append(exp.EQ(this=col(lentry.alias, lentry.column(name)), expression=col(rentry.alias, rentry.column(name))))
         return exp.and_(*pairs), False
+    if is_asof(join):  # no ON: every row has the one empty key; WHERE filters the matches
+        return None, False
     if ctx.flavour == "lenses" and join_type != "CROSS":
         if len(left.node.key) != len(right.node.key) or not left.node.key:
             raise ctx.error("join-condition", "a join without ON needs both inputs keyed (_key)", join)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from streamjoin import plan as P
+from streamjoin.operators.asof import AsofCondition, AsofJoin, AsofJoinConfig
 from streamjoin.operators.base import JoinProcessor, JoinType
 from streamjoin.operators.foreign_key import ForeignKeyJoin, ForeignKeyJoinConfig
 from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
@@ -42,6 +43,10 @@ def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProces
         config = TemporalJoinConfig(join_type=join_type, left_delay=_delay(node.left),
                                     right_delay=_delay(node.right), residual=residual)
         return ProcessingTimeTemporalJoin(config) if node.processing_time else EventTimeTemporalJoin(config)
+    if isinstance(node, P.AsofJoin):
+        return AsofJoin(AsofJoinConfig(
+            join_type=join_type, condition=AsofCondition(node.comparison), left_delay=_delay(node.left),
+            right_delay=_delay(node.right), residual=residual))
     if isinstance(node, P.IntervalJoin):
         b = node.bounds
         return IntervalJoin(IntervalJoinConfig(

@@ -3,18 +3,12 @@ doc's words, and the position of the offending text."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from streamjoin.catalog import Catalog
 from streamjoin.dialect import StreamJoinError, parse
 from streamjoin.plan import plan_program
-
-
-def _source(name, kind, key, columns, partitions=1, **extra):
-    return {"name": name, "kind": kind, "topic": name, "partitions": partitions, "key": key,
-            "columns": columns, "timestamp": None, **extra}
+from tests.pure.rejections import Rejected as Case, assert_rejected, source as _source
 
 
 S = {"id": "STRING", "v": "STRING"}
@@ -28,15 +22,6 @@ CATALOG = Catalog.from_case_sources([
     _source("vt", "versioned_table", ["pid"], {"pid": "STRING", "pname": "STRING", "t": "TIMESTAMP(3)"}, timestamp="t"),
     _source("probe", "stream", [], {"pid": "STRING", "t": "TIMESTAMP(3)"}, timestamp="t"),
 ])
-
-
-@dataclass
-class Case:
-    flavour: str
-    sql: str
-    rule: str
-    words: str     # must appear in the message
-    highlight: str  # the text the error points at (starts there)
 
 
 CASES = {
@@ -69,16 +54,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", CASES)
 def test_rule_rejects_with_position(name):
-    case = CASES[name]
-    with pytest.raises(StreamJoinError) as caught:
-        plan_program(case.sql, CATALOG, case.flavour, file="q.sql")
-    error = caught.value
-    assert error.rule == case.rule
-    assert case.words.lower() in str(error).lower()
-    assert error.file == "q.sql"
-    if case.highlight:
-        assert case.sql[error.col - 1:].startswith(case.highlight), (error.col, str(error))
-        assert error.line == 1 and "^" in str(error)
+    assert_rejected(CASES[name], CATALOG)
 
 
 @pytest.mark.parametrize("sql, flavour", [
