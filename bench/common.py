@@ -44,8 +44,8 @@ def bench_session(app_name: str) -> Iterator[Bench]:
         from streamjoin.config import Settings, kafka_client_config
         from streamjoin.spark.session import get_spark
 
-        # The FK join keeps 1M left rows in one task's pickled state: 1 GB (the default heap)
-        # ran out of memory holding it; the machine has plenty.
+        # The FK join's first batch writes 1M left rows of state: 1 GB (the default heap) ran
+        # out of memory holding it; the machine has plenty.
         os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--driver-memory {DRIVER_MEMORY} pyspark-shell")
         settings = Settings.from_env()
         bootstrap = broker.ensure_bootstrap(settings)
@@ -150,16 +150,25 @@ def warm_up(bench: Bench) -> None:
     query.awaitTermination()
 
 
-def state_size(spark, checkpoint: Path) -> tuple[int, int]:
-    """(bytes of the pickled task runtimes as last committed, read back with Spark's state data
-    source; bytes of the checkpoint's state directory on disk: RocksDB files, compressed, of
-    every retained version)."""
+@dataclass(frozen=True)
+class StateSize:
+    runtimes: int  # the pickled task runtimes without their stores
+    pages: int  # the stores' key-group pages
+    page_count: int
+    on_disk: int  # the checkpoint's state directory: RocksDB files of every retained version
+
+
+def state_size(spark, checkpoint: Path) -> StateSize:
+    """The tasks' state as last committed, read back with Spark's state data source."""
     from pyspark.sql import functions as F
 
-    state = spark.read.format("statestore").load(str(checkpoint))
-    pickled = state.select(F.sum(F.length("value.groupState.runtime"))).first()[0] or 0
+    def var(name: str):
+        return spark.read.format("statestore").option("stateVarName", name).load(str(checkpoint))
+
+    runtimes = var("runtime").select(F.sum(F.length("value.runtime"))).first()[0] or 0
+    pages, count = var("pages").select(F.sum(F.length("user_map_value.data")), F.count("*")).first()
     on_disk = sum(f.stat().st_size for f in (checkpoint / "state").rglob("*") if f.is_file())
-    return int(pickled), on_disk
+    return StateSize(int(runtimes), int(pages or 0), int(count), on_disk)
 
 
 def mb(size: int) -> str:

@@ -4,13 +4,15 @@
       co-partitioned), `l INNER JOIN r ON l.id = r.id`: every update that finds the other side
       emits the new joined row.
   FK: UPDATES left rows, each referencing one of UPDATES/100 right keys, then the right rows
-      (1 partition: the foreign-key join's two stages run in one task), `l INNER JOIN r ON
+      (2 partitions each; every task reads the right table whole), `l INNER JOIN r ON
       l.fk = r.id`: each right row arriving fans out to the ~100 left rows subscribed to it.
 
-Prints updates/s (input records over the query's wall time, start-up included) and the state
-size: the bytes of the pickled task runtimes (cloudpickle, as committed in the last batch, read
-back with Spark's `statestore` data source) and, for scale, the checkpoint's state directory on
-disk (compressed RocksDB files of every retained version).
+Prints updates/s (input records over the query's wall time, start-up included), the state as
+committed (pickled runtimes without their stores + the stores' key-group pages, read back with
+Spark's `statestore` data source; the checkpoint's state directory on disk for scale), and then
+the state-size test: TOUCH more updates run against that state, and the same TOUCH updates run
+by the same query against an empty state (the baseline). A batch loads and writes only the
+key-group pages its keys fall in, so the ratio stays near 1 however large the state is.
 Usage: python bench/table_joins.py [--updates N]   (default 1,000,000)
 """
 
@@ -18,61 +20,104 @@ from __future__ import annotations
 
 import argparse
 import random
+from typing import Callable
 
-from common import (BASE_TS, Bench, Timed, bench_session, compile_query, create_topics, load_average,
-                    mb, produce, run_streamjoin, state_size, warm_up)
+from common import (BASE_TS, Bench, StateSize, Timed, bench_session, compile_query, create_topics,
+                    load_average, mb, produce, run_streamjoin, state_size, warm_up)
+
+TOUCH = 1_000
 
 
-def table(bench: Bench, name: str, columns: dict, partitions: int) -> dict:
-    return dict(name=name, kind="table", topic=bench.name(name), partitions=partitions, key=["id"],
+def table(bench: Bench, name: str, tag: str, columns: dict) -> dict:
+    return dict(name=name, kind="table", topic=bench.name(name + tag), partitions=2, key=["id"],
                 columns={"id": "STRING", **columns}, timestamp=None)
 
 
-def primary_key(bench: Bench, updates: int) -> tuple[Timed, int, tuple[int, int]]:
-    keys = max(updates // 10, 1)
-    queries, catalog = compile_query(
-        f"CREATE TABLE {bench.name('pk_joined')} AS SELECT l.id AS id, l.v AS lv, r.v AS rv "
+def pk_query(bench: Bench, tag: str):
+    return compile_query(
+        f"CREATE TABLE {bench.name('pk_joined' + tag)} AS SELECT l.id AS id, l.v AS lv, r.v AS rv "
         f"FROM pl l INNER JOIN pr r ON l.id = r.id EMIT CHANGES;",
-        [table(bench, "pl", {"v": "BIGINT"}, 2), table(bench, "pr", {"v": "BIGINT"}, 2)])
+        [table(bench, "pl", tag, {"v": "BIGINT"}), table(bench, "pr", tag, {"v": "BIGINT"})])
+
+
+def pk_updates(bench: Bench, catalog, count: int, keys: int, first_ts: int, seed: int) -> int:
+    """`count` updates alternating sides, each side's in time order, interleaved in time."""
+    rng = random.Random(seed)
+    return sum(produce(bench, catalog, side, ((f"k{rng.randrange(keys)}", {"v": n}, first_ts + 2 * n + offset)
+                                              for n in range(count // 2 + offset * (count % 2))))
+               for offset, side in enumerate(("pl", "pr")))
+
+
+def fk_query(bench: Bench, tag: str):
+    return compile_query(
+        f"CREATE TABLE {bench.name('fk_joined' + tag)} AS SELECT l.id AS id, l.v AS lv, r.id AS rid, "
+        f"r.v AS rv FROM fl l INNER JOIN fr r ON l.fk = r.id EMIT CHANGES;",
+        [table(bench, "fl", tag, {"fk": "STRING", "v": "BIGINT"}), table(bench, "fr", tag, {"v": "BIGINT"})])
+
+
+def fk_left_rows(bench: Bench, catalog, keys, right_keys: int, first_ts: int, seed: int) -> int:
+    """A left row per key in `keys`, each referencing a random right key."""
+    rng = random.Random(seed)
+    return produce(bench, catalog, "fl", ((f"l{key}", {"fk": f"r{rng.randrange(right_keys)}", "v": n}, first_ts + n)
+                                          for n, key in enumerate(keys)))
+
+
+def primary_key(bench: Bench, updates: int) -> tuple[Timed, int, StateSize, Timed, Timed]:
+    keys = max(updates // 10, 1)
+    queries, catalog = pk_query(bench, "")
     create_topics(bench, queries)
-    rng = random.Random(3)
-    # Updates alternate sides; each side's records are in time order, interleaved in time.
-    produced = sum(produce(bench, catalog, side, ((f"k{rng.randrange(keys)}", {"v": n},
-                                                   BASE_TS + 2 * n + offset)
-                                                  for n in range(updates // 2 + offset * (updates % 2))))
-                   for offset, side in enumerate(("pl", "pr")))
+    produced = pk_updates(bench, catalog, updates, keys, BASE_TS, seed=3)
     print(f"PK: produced {produced:,} updates over {keys:,} keys")
     timed, checkpoints = run_streamjoin(bench, queries)
-    return timed, produced, state_size(bench.spark, checkpoints[-1])
+    state = state_size(bench.spark, checkpoints[-1])
+
+    def touch(catalog) -> int:
+        return pk_updates(bench, catalog, TOUCH, keys, BASE_TS + 3 * updates, seed=5)
+
+    return (timed, produced, state, *touch_runs(bench, queries, catalog, pk_query, touch))
 
 
-def foreign_key(bench: Bench, left_rows: int) -> tuple[Timed, int, tuple[int, int]]:
+def foreign_key(bench: Bench, left_rows: int) -> tuple[Timed, int, StateSize, Timed, Timed]:
     right_keys = max(left_rows // 100, 1)
-    queries, catalog = compile_query(
-        f"CREATE TABLE {bench.name('fk_joined')} AS SELECT l.id AS id, l.v AS lv, r.id AS rid, "
-        f"r.v AS rv FROM fl l INNER JOIN fr r ON l.fk = r.id EMIT CHANGES;",
-        [table(bench, "fl", {"fk": "STRING", "v": "BIGINT"}, 1), table(bench, "fr", {"v": "BIGINT"}, 1)])
+    queries, catalog = fk_query(bench, "")
     create_topics(bench, queries)
-    rng = random.Random(4)
     # Left rows first (no match yet: nothing emitted), then each right row fans out.
-    produced = produce(bench, catalog, "fl", ((f"l{n}", {"fk": f"r{rng.randrange(right_keys)}", "v": n},
-                                               BASE_TS + n) for n in range(left_rows)))
+    produced = fk_left_rows(bench, catalog, range(left_rows), right_keys, BASE_TS, seed=4)
     produced += produce(bench, catalog, "fr", ((f"r{n}", {"v": n}, BASE_TS + left_rows + n)
                                                for n in range(right_keys)))
     print(f"FK: produced {left_rows:,} left rows + {right_keys:,} right rows")
     timed, checkpoints = run_streamjoin(bench, queries)
-    return timed, produced, state_size(bench.spark, checkpoints[-1])
+    state = state_size(bench.spark, checkpoints[-1])
+    moved = random.Random(6).sample(range(left_rows), min(TOUCH, left_rows))  # left rows changing their FK
+
+    def touch(catalog) -> int:
+        return fk_left_rows(bench, catalog, moved, right_keys, BASE_TS + 3 * left_rows, seed=7)
+
+    return (timed, produced, state, *touch_runs(bench, queries, catalog, fk_query, touch))
 
 
-def report(label: str, timed: Timed, produced: int, state: tuple[int, int]) -> None:
+def touch_runs(bench: Bench, queries, catalog, build: Callable, touch: Callable) -> tuple[Timed, Timed]:
+    """TOUCH more updates through the loaded query (resuming its checkpoint), then the same
+    updates through a fresh copy of the query (own topics, empty state)."""
+    touch(catalog)
+    loaded, _ = run_streamjoin(bench, queries)
+    empty_queries, empty_catalog = build(bench, "_empty")
+    create_topics(bench, empty_queries)
+    touch(empty_catalog)
+    empty, _ = run_streamjoin(bench, empty_queries)
+    return loaded, empty
+
+
+def report(label: str, timed: Timed, produced: int, state: StateSize, loaded: Timed, empty: Timed) -> None:
     if timed.input_records != produced:
         raise RuntimeError(f"streamjoin read {timed.input_records:,} records, {produced:,} were produced")
-    pickled, on_disk = state
     print(f"{label}\n"
           f"  {timed.rate:>9,.0f} updates/s  ({timed.input_records:,} in, {timed.output_records:,} out, "
           f"{timed.seconds:,.1f} s)\n"
-          f"  state: {mb(pickled)} pickled task runtimes (cloudpickle, last committed); "
-          f"{mb(on_disk)} checkpoint state dir on disk")
+          f"  state: {mb(state.runtimes)} pickled runtimes + {mb(state.pages)} in {state.page_count:,} "
+          f"key-group pages (last committed); {mb(state.on_disk)} checkpoint state dir on disk\n"
+          f"  {TOUCH:,} more updates: {loaded.seconds:,.1f} s against that state vs {empty.seconds:,.1f} s "
+          f"against an empty state (baseline); ratio {loaded.seconds / empty.seconds:.2f}")
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ task, so nothing but the plan itself has to be pickled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from sqlglot import exp
@@ -36,7 +36,7 @@ class _Fragment:
     entries still waiting for a stage, and the relations (alias -> column types) it exposes."""
 
     head: Stage | None
-    pending: list[tuple[str, SerdeSpec, str, bool]]  # (topic, serde, alias, is_table)
+    pending: list[tuple[str, SerdeSpec, Entry]]  # (topic, serde, entry without its stage yet)
     relations: dict[str, dict[str, str | None]]
 
 
@@ -46,6 +46,7 @@ class _Builder:
     entries: dict[str, tuple[SerdeSpec, list[Entry]]] = field(default_factory=dict)
     stages: list[Stage] = field(default_factory=list)
     inputs_of: dict[str, dict] = field(default_factory=dict)  # projection alias -> relations below it
+    broadcast: bool = False  # building the referenced side of a foreign-key join: every task reads it whole
 
     def scope(self, *relations: dict[str, dict]) -> Scope:
         merged: dict[str, dict] = {}
@@ -55,8 +56,8 @@ class _Builder:
 
     def attach(self, fragment: _Fragment, stage: Stage, port: Side) -> None:
         if fragment.head is None:
-            for topic, serde, alias, is_table in fragment.pending:
-                self.entries.setdefault(topic, (serde, []))[1].append(Entry(alias, stage, port, is_table))
+            for topic, serde, entry in fragment.pending:
+                self.entries.setdefault(topic, (serde, []))[1].append(replace(entry, stage=stage, port=port))
         else:
             fragment.head.downstream, fragment.head.port = stage, port
 
@@ -111,10 +112,14 @@ class _Builder:
         source = node.source
         serde = source_serde(source)
         columns = {name: str(t) if t is not None else None for name, t in source.columns.items()}
-        return _Fragment(None, [(source.topic, serde, node.alias, source.kind != "stream")], {node.alias: columns})
+        entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast)
+        return _Fragment(None, [(source.topic, serde, entry)], {node.alias: columns})
 
     def join(self, node: P.Join) -> _Fragment:
-        left, right = self.build(node.left), self.build(node.right)
+        left = self.build(node.left)
+        outer, self.broadcast = self.broadcast, self.broadcast or isinstance(node, P.ForeignKeyJoin)
+        right = self.build(node.right)
+        self.broadcast = outer
         left_scope, right_scope = self.scope(left.relations), self.scope(right.relations)
         both = self.scope(left.relations, right.relations)
         foreign_key = key_function(node.left_keys, left_scope)
@@ -190,10 +195,10 @@ class RuntimeFactory:
         fragment = builder.build(self.sink.child)
         binding = sink_binding(self.sink, fragment.relations[OUTPUT], self.key_types(builder))
         if fragment.head is None:  # no stage at all: records go straight to the sink
-            for topic, serde, alias, is_table in fragment.pending:
-                builder.entries.setdefault(topic, (serde, []))[1].append(Entry(alias, None, Side.LEFT, is_table))
+            for topic, serde, entry in fragment.pending:
+                builder.entries.setdefault(topic, (serde, []))[1].append(entry)
         inputs = {topic: (serde, tuple(entries)) for topic, (serde, entries) in builder.entries.items()}
-        return PipelineRuntime(inputs, Pipeline(builder.stages), binding)
+        return PipelineRuntime(inputs, Pipeline(builder.stages), binding, task)
 
     def key_types(self, builder: _Builder) -> tuple[str | None, ...]:
         """Types of the result key (the join, group or partition key under the projection)."""

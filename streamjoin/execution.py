@@ -167,7 +167,8 @@ def backfill(spec: QuerySpec, start_ms: int, end_ms: int, spark=None) -> RunRepo
     if len(compiled) > 1:
         raise NotImplementedError(f"{spec.name}: backfill of a query with a repartition topic")
     query = compiled[-1]
-    records = run_batch(spark, query.task_function(), query.input_topics, bootstrap, ending_timestamp=end_ms)
+    records = run_batch(spark, query.task_processor(), query.input_topics, bootstrap, ending_timestamp=end_ms,
+                        routing=query.routing(kafka_client_config(settings, bootstrap)))
     in_range = pa.compute.and_(pa.compute.greater_equal(records.column("ts"), start_ms),
                                pa.compute.less(records.column("ts"), end_ms))
     records = records.filter(in_range)
@@ -187,7 +188,8 @@ def copartitioning_problems(spec: QuerySpec) -> list[str]:
     bootstrap = ensure_bootstrap(settings)
     problems = []
     for query in compile_file(spec.path):
-        for join in (n for n in walk(query.sink) if isinstance(n, P.Join)):
+        # A foreign-key join needs no co-partitioning: every task reads its referenced table whole.
+        for join in (n for n in walk(query.sink) if isinstance(n, P.Join) and not isinstance(n, P.ForeignKeyJoin)):
             sides = [[s.source for s in walk(side) if isinstance(s, P.Source)] for side in (join.left, join.right)]
             topics = [s.topic for side in sides for s in side]
             actual = admin.partition_counts(bootstrap, topics, settings=settings, missing_ok=True)

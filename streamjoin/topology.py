@@ -13,9 +13,10 @@ from streamjoin import plan as P
 from streamjoin.compile import RuntimeFactory
 from streamjoin.expr import ExprOptions
 from streamjoin.formats import SerdeSpec
+from streamjoin.kafka import offsets
 from streamjoin.project import RunReport
-from streamjoin.spark.adapter import TaskFunction
-from streamjoin.spark.query import SinkTarget, StreamingRun
+from streamjoin.spark.adapter import TaskProcessor
+from streamjoin.spark.query import SinkTarget, StreamingRun, TaskRouting
 
 
 def expr_options(dialect: str) -> ExprOptions:
@@ -107,6 +108,26 @@ class CompiledQuery:
         return tuple(sorted({n.source.topic for n in walk(self.sink) if isinstance(n, P.Source)}))
 
     @cached_property
+    def broadcast_topics(self) -> frozenset[str]:
+        """Topics every task reads whole: the referenced table of a foreign-key join. Its rows are
+        partitioned by the right key, the left rows by theirs, so no partitioning brings a left
+        row and the right row it references together (Kafka Streams' GlobalKTable answer)."""
+        return frozenset(source.source.topic for join in walk(self.sink) if isinstance(join, P.ForeignKeyJoin)
+                         for source in walk(join.right) if isinstance(source, P.Source))
+
+    def routing(self, client_config: dict) -> TaskRouting:
+        """One task per partition of the widest input topic (on the broker), so every row of a
+        broadcast topic also has a task that owns, counts and dead-letters it."""
+        if not self.broadcast_topics:
+            return TaskRouting()
+        consumer = offsets.offset_consumer(client_config)
+        try:
+            widest = 1 + max(tp.partition for tp in offsets.topic_partitions(consumer, list(self.input_topics)))
+        finally:
+            consumer.close()
+        return TaskRouting(self.broadcast_topics, widest)
+
+    @cached_property
     def sink_serde(self) -> SerdeSpec:
         """Compiling once on the driver also surfaces compile errors before Spark starts."""
         return self.factory(0).sink.serde
@@ -120,15 +141,15 @@ class CompiledQuery:
     def explain_text(self) -> str:
         return P.explain(self.sink)
 
-    def task_function(self) -> TaskFunction:
-        return TaskFunction(self.factory, frozenset(self.input_topics))
+    def task_processor(self) -> TaskProcessor:
+        return TaskProcessor(self.factory, frozenset(self.input_topics))
 
     def streaming_run(self, bootstrap: str, client_config: dict, checkpoint: Path,
                       end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
-        function = self.task_function()
+        function = self.task_processor()
         # Named after its sink topic: unique among the queries running at once.
         return StreamingRun(self.sink.topic, self.input_topics, function, bootstrap, checkpoint, client_config,
-                            target=target, end_of_input=end_of_input)
+                            target=target, end_of_input=end_of_input, routing=self.routing(client_config))
 
     def run(self, spark, bootstrap: str, client_config: dict, work_dir: Path, end_of_input: bool = False,
             target: SinkTarget = SinkTarget()) -> RunReport:
@@ -139,7 +160,7 @@ class CompiledQuery:
 
 def explain_physical(queries: list[CompiledQuery]) -> str:
     """How Spark runs the sub-topologies: which topics each reads and writes, and the operators
-    its per-task stateful step runs. Every join runs in that step (applyInPandasWithState keyed
+    its per-task stateful step runs. Every join runs in that step (transformWithStateInPandas keyed
     by Kafka partition); none maps onto Spark's native joins, whose outer-row emission, grace
     and ordering differ from these semantics."""
     lines = ["Physical plan (Spark Structured Streaming):"]
@@ -147,6 +168,9 @@ def explain_physical(queries: list[CompiledQuery]) -> str:
         operators = [type(node).__name__ for node in walk(query.sink) if isinstance(node, P.Join)]
         lines.append(f"  {n}. {', '.join(query.input_topics)} -> {query.sink.topic} "
                      f"({query.topic_partitions()[query.sink.topic]} partitions, murmur2 of the key)")
-        lines.append(f"     one stateful task per input partition (applyInPandasWithState): "
+        lines.append(f"     one stateful task per input partition (transformWithStateInPandas): "
                      f"{' -> '.join(operators) if operators else 're-key and project'}")
+        if query.broadcast_topics:
+            lines.append(f"     every task reads all partitions of {', '.join(sorted(query.broadcast_topics))} "
+                         "(the foreign-key join's referenced table)")
     return "\n".join(lines)

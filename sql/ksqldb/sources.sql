@@ -20,3 +20,7 @@ CREATE TABLE click_users (userId BIGINT PRIMARY KEY, fullName STRING)
 
 CREATE STREAM products (product_id STRING, name STRING, price DOUBLE)
   WITH (kafka_topic='products', value_format='JSON', partitions=1);
+
+-- accounts reference their owner in users (a foreign key: accounts are keyed by accountid).
+CREATE TABLE accounts (accountid STRING PRIMARY KEY, userid STRING, balance DOUBLE)
+  WITH (kafka_topic='accounts', value_format='JSON', partitions=2);

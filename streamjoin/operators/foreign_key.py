@@ -1,9 +1,10 @@
 """Foreign-key table-table join (ksqlDB 1:N): any left column -> the right table's primary key.
 
-Kafka Streams' design, in two stages that need no co-partitioning: the left stage runs on the
-left-key partitions, the right stage on the right-key partitions, and they exchange
-`Subscription`s (partitioned by the right key) and `Response`s (partitioned by the left key)
-through two topics. `ForeignKeyJoin` wires both stages in one task.
+Kafka Streams' design, in two stages: the left stage holds the left table, the right stage the
+right table, and they exchange `Subscription`s (by right key) and `Response`s (by left key).
+`ForeignKeyJoin` wires both stages in one task; across partitions every task reads the right
+table whole (`CompiledQuery.broadcast_topics`), so each task is a complete join of its own left
+partition.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from streamjoin.spark.adapter import InputRow, RecordRejected
 
 
 def run_locally(case: Case, planned: PlannedCase) -> dict[str, list[OutputRecord]]:
-    """Outputs per sink topic. Inputs are processed in arrival order, one task per partition;
+    """Outputs per sink topic. Inputs are processed in arrival order, one task per partition
+    (a broadcast topic's records reach every task, as on Spark: `CompiledQuery.broadcast_topics`);
     sub-topologies run one after the other, each over everything its upstream wrote."""
     topics: dict[str, list[ConsumedRecord]] = defaultdict(list)
     for i, record in enumerate(case.inputs):
@@ -24,14 +25,16 @@ def run_locally(case: Case, planned: PlannedCase) -> dict[str, list[OutputRecord
     flush = bool(case.settings.get("flush_at_end"))
     for query in planned.queries:
         runtimes = {}
+        every_task = range(max(planned.topic_partitions[t] for t in query.input_topics))
         arrivals = sorted((r for t in query.input_topics for r in topics[t]), key=lambda r: r.timestamp_type)
         for r in arrivals:
-            runtime = runtimes.setdefault(r.partition, query.factory(r.partition))
-            try:
-                emitted = runtime.process(InputRow(r.topic, r.partition, r.offset, r.timestamp_ms, r.key, r.value))
-            except RecordRejected:
-                continue
-            _emit(topics, emitted, planned.topic_partitions)
+            for task in every_task if r.topic in query.broadcast_topics else (r.partition,):
+                runtime = runtimes.setdefault(task, query.factory(task))
+                try:
+                    emitted = runtime.process(InputRow(r.topic, r.partition, r.offset, r.timestamp_ms, r.key, r.value))
+                except RecordRejected:
+                    continue
+                _emit(topics, emitted, planned.topic_partitions)
         if flush:
             for runtime in runtimes.values():
                 _emit(topics, runtime.end_of_input(), planned.topic_partitions)

@@ -28,6 +28,9 @@ class Entry:
     stage: Stage | None  # None: straight to the sink (no join, e.g. PARTITION BY)
     port: Side
     is_table: bool
+    # Every task reads the whole topic (all partitions) for this entry: the referenced table of a
+    # foreign-key join, whose rows are partitioned by a key the other side is not partitioned by.
+    broadcast: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,9 @@ class SinkBinding:
 
 class PipelineRuntime(TaskRuntime):
     def __init__(self, inputs: dict[str, tuple[SerdeSpec, tuple[Entry, ...]]], pipeline: Pipeline,
-                 sink: SinkBinding) -> None:
+                 sink: SinkBinding, task: int = 0) -> None:
         super().__init__()
+        self.task = task
         self.inputs = inputs
         self.input_topics = frozenset(inputs)
         self.pipeline = pipeline
@@ -54,14 +58,20 @@ class PipelineRuntime(TaskRuntime):
 
     def process(self, row: InputRow) -> list[Emitted]:
         serde, entries = self.inputs[row.topic]
+        # A broadcast topic's row reaches every task; the task of its partition counts it.
+        owned = row.partition == self.task
         try:
             record = decode(serde, row.key, row.value, row.ts)
         except DecodeError as error:
+            if not owned:
+                return []  # the owning task sends it to the dead letters
             raise RecordRejected(f"{row.topic}[{row.partition}]@{row.offset}: {error}") from error
-        self.metrics["input_records"] += 1
+        self.metrics["input_records"] += owned
         self.stream_time = record.ts if self.stream_time is None else max(self.stream_time, record.ts)
         out: list[Emitted] = []
         for entry in entries:
+            if not owned and not entry.broadcast:
+                continue  # another task's row of a topic also read whole (an FK join of a table to itself)
             event = self._event(serde, entry, record)
             reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
             out.extend(self._emit(reached))

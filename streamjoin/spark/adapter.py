@@ -1,9 +1,11 @@
 """Runs a compiled sub-topology inside Spark: one stateful group per task.
 
 A task is one Kafka partition number of the (co-partitioned) input topics, as in Kafka Streams.
-`applyInPandasWithState` hands each task its micro-batch rows; the task's `TaskRuntime` (pure
-Python: decode, join operators, project, encode) is kept pickled in the group state, so a
-restart from the checkpoint resumes exactly where the last committed batch left it.
+`transformWithStateInPandas` hands each task its micro-batch rows; the task's `TaskRuntime` (pure
+Python: decode, join operators, project, encode) is checkpointed in the task's state: its stores
+as key-group pages in a map state, the rest pickled in a value state (`paged_state`), so a
+restart from the checkpoint resumes exactly where the last committed batch left it, and a batch
+reads and writes only the pages of the keys it touched.
 
 Within a batch the rows are replayed in Kafka Streams order: per input partition in offset order,
 always taking the head record with the smallest timestamp (`merge_in_timestamp_order`).
@@ -16,22 +18,28 @@ every window (a bounded Flink source's final watermark).
 from __future__ import annotations
 
 import json
-from pyspark import cloudpickle
+import pickle
 from abc import ABC, abstractmethod
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterator
 
-import pandas as pd
+from pyspark import cloudpickle
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from streamjoin.operators.ordering import merge_in_timestamp_order
+from streamjoin.spark.paged_state import decode_page, encode_page, load_runtime, save_runtime
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # What a task emits: sink records, dead letters and metric deltas, told apart by `channel`.
 OUTPUT_SCHEMA = (
     "channel string, topic string, key binary, value binary, ts long, "
     "src_topic string, src_partition int, src_offset long, reason string"
 )
-STATE_SCHEMA = "runtime binary"
+RUNTIME_STATE, RUNTIME_SCHEMA = "runtime", "runtime binary"
+PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA = "pages", "store string, page int", "data binary"
 SINK, DEAD_LETTER, METRICS = "sink", "dead", "metrics"
 
 
@@ -83,18 +91,58 @@ class TaskRuntime(ABC):
         return Counter(self.metrics)
 
 
-@dataclass
-class TaskFunction:
-    """The function given to applyInPandasWithState; `new_runtime(task)` builds a fresh runtime."""
+class MapStatePages:
+    """A task's store pages in its map state, keyed by (store id, key group)."""
 
-    new_runtime: Any
-    input_topics: frozenset[str] = field(default_factory=frozenset)
+    def __init__(self, state) -> None:
+        self.state = state
 
-    def __call__(self, key: tuple, frames: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
+    def load(self, store: str, group: int) -> dict:
+        found = self.state.getValue((store, group))
+        return decode_page(None if found is None else found[0])
+
+    def save(self, store: str, group: int, data: dict) -> None:
+        if data:
+            self.state.updateValue((store, group), (encode_page(data),))
+        else:
+            self.state.removeKey((store, group))
+
+
+class TaskProcessor(StatefulProcessor):
+    """The processor given to transformWithStateInPandas.
+
+    Spark also unpickles it in a short-lived driver process at every query start, only to call
+    `init` and learn the state schemas. So the runtime factory travels as bytes, unpickled on a
+    task's first use, and pandas is imported there too: that process then needs neither the
+    compiler (sqlglot) nor pandas, ~1.3 s less per query start on this machine."""
+
+    def __init__(self, new_runtime: Callable[[int], "TaskRuntime"],
+                 input_topics: frozenset[str] = frozenset()) -> None:
+        self.factory = cloudpickle.dumps(new_runtime)
+        self.input_topics = input_topics
+
+    def new_runtime(self, task: int) -> "TaskRuntime":
+        """A fresh runtime for a task that has no state yet."""
+        build = self.__dict__.get("_build")
+        if build is None:
+            build = self._build = pickle.loads(self.factory)
+        return build(task)
+
+    def __getstate__(self) -> dict:
+        return {"factory": self.factory, "input_topics": self.input_topics}
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.runtime_state = handle.getValueState(RUNTIME_STATE, RUNTIME_SCHEMA)
+        self.pages = MapStatePages(handle.getMapState(PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
+
+    def handleInputRows(self, key: tuple, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
+        import pandas as pd  # see the class docstring
+
         task = int(key[0])
-        runtime: TaskRuntime = cloudpickle.loads(state.get[0]) if state.exists else self.new_runtime(task)
+        saved = self.runtime_state.get()
+        runtime: TaskRuntime = self.new_runtime(task) if saved is None else load_runtime(saved[0], self.pages)
         before = runtime.counters()
-        out = process_rows(runtime, _ordered_rows(pd.concat(list(frames), ignore_index=True)))
+        out = process_rows(runtime, _ordered_rows(pd.concat(list(rows), ignore_index=True)))
         if not runtime.ended and runtime.ended_topics >= self.input_topics:
             runtime.ended = True
             out.extend(_sink_rows(runtime.end_of_input()))
@@ -102,8 +150,11 @@ class TaskFunction:
         delta.subtract(before)
         figures = {"counts": dict(+delta), "stream_time": runtime.stream_time}
         out.append((METRICS, None, None, None, None, None, task, None, json.dumps(figures)))
-        state.update((cloudpickle.dumps(runtime),))
+        self.runtime_state.update((save_runtime(runtime, self.pages),))
         yield pd.DataFrame(out, columns=[c.split()[0] for c in OUTPUT_SCHEMA.split(", ")])
+
+    def close(self) -> None:
+        pass
 
 
 def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:

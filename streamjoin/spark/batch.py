@@ -11,17 +11,17 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession, functions as F
 
-from streamjoin.spark.adapter import OUTPUT_SCHEMA, SINK, TaskFunction, _ordered_rows, _sink_rows, process_rows
-from streamjoin.spark.query import KAFKA_SOURCE
+from streamjoin.spark.adapter import OUTPUT_SCHEMA, SINK, TaskProcessor, _ordered_rows, _sink_rows, process_rows
+from streamjoin.spark.query import KAFKA_SOURCE, TaskRouting
 
 _COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
 
 
-def _task(function: TaskFunction):
+def _task(function: TaskProcessor):
     def run(frame: pd.DataFrame) -> pd.DataFrame:
         if frame.empty:
             return pd.DataFrame([], columns=_COLUMNS)
-        runtime = function.new_runtime(int(frame["partition"].iloc[0]))
+        runtime = function.new_runtime(int(frame["task"].iloc[0]))
         out = process_rows(runtime, _ordered_rows(frame))
         out.extend(_sink_rows(runtime.end_of_input()))
         return pd.DataFrame(out, columns=_COLUMNS)
@@ -29,8 +29,8 @@ def _task(function: TaskFunction):
     return run
 
 
-def run_batch(spark: SparkSession, function: TaskFunction, topics: tuple[str, ...], bootstrap: str,
-              ending_timestamp: int | None = None) -> pa.Table:
+def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], bootstrap: str,
+              ending_timestamp: int | None = None, routing: TaskRouting = TaskRouting()) -> pa.Table:
     """Every sink record the query emits over its input up to `ending_timestamp` (all of it when
     None), as an Arrow table (topic, key, value, ts, …)."""
     reader = (spark.read.format(KAFKA_SOURCE).option("kafka.bootstrap.servers", bootstrap)
@@ -38,5 +38,5 @@ def run_batch(spark: SparkSession, function: TaskFunction, topics: tuple[str, ..
     if ending_timestamp is not None:
         reader = reader.option("endingTimestamp", str(ending_timestamp))
     rows = reader.load().select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key", "value")
-    result = rows.groupBy("partition").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow()
+    result = routing.assign(rows).groupBy("task").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow()
     return result.filter(pa.compute.equal(result.column("channel"), SINK))

@@ -1,7 +1,7 @@
 """Run a compiled sub-topology as a Spark streaming query, Kafka to Kafka (+ Delta).
 
-    streamjoin_kafka source (all input topics) ─▶ groupBy(partition)  [task = Kafka partition]
-      ─▶ applyInPandasWithState(TaskFunction)  [decode, join, project, encode; state per task]
+    streamjoin_kafka source (all input topics) ─▶ groupBy(task)  [task = Kafka partition; see TaskRouting]
+      ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
       ─▶ foreachBatch: sink records → Kafka (+ replay header) and Delta; dead letters → their
          topic and Delta table; metric deltas → the run's report.
 
@@ -20,12 +20,11 @@ from typing import Callable
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, functions as F
-from pyspark.sql.streaming.state import GroupStateTimeout
 
 from streamjoin.kafka.producer import bulk_producer, send_all
 from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 from streamjoin.project import RunReport
-from streamjoin.spark.adapter import DEAD_LETTER, METRICS, OUTPUT_SCHEMA, SINK, STATE_SCHEMA, TaskFunction
+from streamjoin.spark.adapter import DEAD_LETTER, METRICS, OUTPUT_SCHEMA, SINK, TaskProcessor
 
 KAFKA_SOURCE = "streamjoin_kafka"
 
@@ -39,19 +38,38 @@ class SinkTarget:
     dead_letter_writer: Callable[[pa.Table, int], object] | None = None
 
 
+@dataclass(frozen=True)
+class TaskRouting:
+    """Which tasks read a row: the task of its Kafka partition, and for a broadcast topic every
+    one of the `tasks` tasks (a foreign-key join's referenced table, as in a Kafka Streams
+    GlobalKTable)."""
+
+    broadcast_topics: frozenset[str] = frozenset()
+    tasks: int = 1
+
+    def assign(self, rows: DataFrame) -> DataFrame:
+        """`rows` with a `task` column; a broadcast topic's row once per task."""
+        if not self.broadcast_topics:
+            return rows.withColumn("task", F.col("partition"))
+        every = F.sequence(F.lit(0), F.lit(self.tasks - 1))
+        tasks = F.when(F.col("topic").isin(*sorted(self.broadcast_topics)), every).otherwise(F.array("partition"))
+        return rows.withColumn("task", F.explode(tasks))
+
+
 @dataclass
 class StreamingRun:
     """One execution of a sub-topology from its checkpoint."""
 
     name: str
     input_topics: tuple[str, ...]
-    task_function: TaskFunction
+    task_processor: TaskProcessor
     bootstrap: str
     checkpoint: Path
     client_config: dict
     target: SinkTarget = field(default_factory=SinkTarget)
     end_of_input: bool = False  # bounded: the source marks the end, the tasks flush all windows
     max_offsets_per_trigger: int | None = None
+    routing: TaskRouting = field(default_factory=TaskRouting)
     stream_times: dict[int, int] = field(default_factory=dict)  # task -> stream time, this run
 
     def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
@@ -65,8 +83,8 @@ class StreamingRun:
         rows = reader.load().select(
             "topic", "partition", "offset",
             F.unix_millis("timestamp").alias("ts"), "key", "value")
-        results = rows.groupBy("partition").applyInPandasWithState(
-            self.task_function, OUTPUT_SCHEMA, STATE_SCHEMA, "append", GroupStateTimeout.NoTimeout)
+        results = self.routing.assign(rows).groupBy("task").transformWithStateInPandas(
+            self.task_processor, OUTPUT_SCHEMA, "Append", "None")
         writer = (results.writeStream.queryName(self.name)
                   .option("checkpointLocation", str(self.checkpoint))
                   .foreachBatch(lambda df, batch_id: self._write_batch(df, batch_id, report)))

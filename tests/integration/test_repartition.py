@@ -1,6 +1,7 @@
 """Automatic repartitioning: a 2-partition stream keyed by something else joined with a
 6-partition table goes through `<query>-0-repartition` (6 partitions, murmur2 of the join key)
-and gives exactly what the co-partitioned run gives."""
+and gives exactly what the co-partitioned run gives. A foreign-key join over 3 + 2 partitions
+(every task reads the referenced table whole) gives what the single-partition run gives."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from streamjoin.cases import Case
 from streamjoin.config import Settings
 from streamjoin.runner.planned import plan_case
 from streamjoin.runner.run import CaseRunner
+from streamjoin.topology import explain_physical
+from tests.pure.test_foreign_key_partitions import fk_case
 
 USERS = [{"source": "users", "ts": 1000 + i, "key": i, "value": {"fullName": f"user-{i}"}} for i in range(1, 13)]
 # Clicks keyed by a session id (not the join column); user 13 has no row in users.
@@ -54,3 +57,16 @@ def test_two_partition_stream_joins_six_partition_table_through_a_repartition_to
     finally:
         runner.close()
     assert [r.line() for r in results] == ["PASS repartitioned", "PASS copartitioned"]
+
+
+@pytest.mark.integration
+def test_foreign_key_join_over_three_and_two_partitions_matches_one_partition(spark, kafka_bootstrap):
+    spread, single = fk_case("fk_spread", 3, 2), fk_case("fk_single", 1, 1)
+    assert "every task reads all partitions of inspect.customers" in explain_physical(
+        plan_case(spread, "inspect.").queries)
+    runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
+    try:
+        results = list(runner.run_all([spread, single]))
+    finally:
+        runner.close()
+    assert [r.line() for r in results] == ["PASS fk_spread", "PASS fk_single"]

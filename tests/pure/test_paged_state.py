@@ -1,0 +1,79 @@
+"""Key-group paged state (streamjoin/spark/paged_state.py) without Spark: pages in a dict.
+
+A table-table join runs batch by batch, its runtime saved and loaded between batches as the Spark
+adapter does; results equal one uninterrupted run, and a batch touching one key reads and writes
+one page per store, however large the state.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+from streamjoin.operators.base import Record, Side
+from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
+from streamjoin.operators.base import JoinType
+from streamjoin.spark.paged_state import KEY_GROUPS, PagedStore, key_group, load_runtime, save_runtime
+
+
+class DictPages:
+    def __init__(self) -> None:
+        self.data: dict[tuple[str, int], bytes] = {}
+        self.reads = self.writes = 0
+
+    def load(self, store: str, group: int) -> dict:
+        self.reads += 1
+        return pickle.loads(self.data[(store, group)]) if (store, group) in self.data else {}
+
+    def save(self, store: str, group: int, data: dict) -> None:
+        self.writes += 1
+        if data:
+            self.data[(store, group)] = pickle.dumps(data)
+        else:
+            self.data.pop((store, group), None)
+
+
+def updates(n: int, keys: int) -> list[Record]:
+    return [Record(Side(i % 2), f"k{i % keys}", {"v": i}, 1000 + i) for i in range(n)]
+
+
+def new_join() -> TableTableJoin:
+    return TableTableJoin(TableTableJoinConfig(join_type=JoinType.FULL))
+
+
+def test_batches_through_pages_equal_one_uninterrupted_run():
+    records = updates(3000, 500) + [Record(Side.LEFT, f"k{k}", None, 9000 + k) for k in range(0, 500, 7)]
+    whole = new_join().process_all(records)
+    pages, blob, batched = DictPages(), None, []
+    for start in range(0, len(records), 250):
+        join = new_join() if blob is None else load_runtime(blob, pages)
+        batched += join.process_all(records[start:start + 250])
+        blob = save_runtime(join, pages)
+    assert batched == whole
+
+
+def test_a_batch_reads_and_writes_only_the_pages_of_its_keys():
+    pages, join = DictPages(), new_join()
+    join.process_all(updates(20_000, 5_000))
+    blob = save_runtime(join, pages)
+    assert pages.writes == 2 * KEY_GROUPS  # the first save writes every non-empty page of both stores
+    assert len(blob) < 20_000  # the runtime without its stores (the join's state is in the pages)
+
+    pages.reads = pages.writes = 0
+    join = load_runtime(blob, pages)
+    assert isinstance(join.tables[0], PagedStore) and not join.tables[0].loaded
+    out = join.process_all([Record(Side.RIGHT, "k42", {"v": -1}, 50_000)])
+    # k42 had only left rows (even i: 42, 5042, 10042, 15042); the right row joins the latest
+    assert [(c.left, c.right) for c in out] == [({"v": 15_042}, {"v": -1})]
+    save_runtime(join, pages)
+    # one key: its page of each store read (the probe looks at the left store), then written back
+    assert (pages.reads, pages.writes) == (2, 2)
+    assert {group for _, group in pages.data} >= {key_group("k42")}
+
+
+def test_a_store_shared_by_two_operators_stays_one_store():
+    pages, join = DictPages(), new_join()
+    pair = (join, join.tables[0])
+    join.process_all(updates(10, 5))
+    loaded_join, loaded_store = load_runtime(save_runtime(pair, pages), pages)
+    assert loaded_join.tables[0] is loaded_store
+    assert loaded_store.get("k0") is not None
