@@ -1,6 +1,7 @@
 -- dialect: flink
 -- Each order with the latest quote for its product at or before the order's time (ASOF JOIN,
--- RisingWave/Snowflake syntax; LEFT: an order before any quote keeps NULLs).
+-- RisingWave/Snowflake syntax; LEFT: an order before any quote keeps NULLs). An order is
+-- emitted once both inputs' watermarks pass its time: no earlier quote can still arrive.
 SELECT
   order_id,
   order_time,
