@@ -28,7 +28,9 @@ from pyspark import cloudpickle
 
 from streamjoin.operators.base import InMemoryStore, KeyValueStore
 
-KEY_GROUPS = 256
+# Each page read or write is one call to Spark's state server (~0.5 ms here): 4,096 pages keep a
+# 1,000-update batch against a 1M-row FK join at ~4,000 small page calls (256 pages: every page).
+KEY_GROUPS = 4096
 
 
 def key_group(key: Hashable) -> int:
