@@ -131,7 +131,8 @@ class StreamTime:
 
 
 class KeyValueStore(ABC):
-    """The state an operator keeps, behind the smallest interface that serves every join."""
+    """The state an operator keeps, behind the smallest interface that serves every join. A value
+    changed in place must be put back: a persistent store writes only what was put or deleted."""
 
     @abstractmethod
     def get(self, key: Hashable, default: Any = None) -> Any: ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
-from streamjoin.operators.base import END_OF_TIME, Change, JoinProcessor, Record, RowKind, Side
+from streamjoin.operators.base import END_OF_TIME, Change, InMemoryStore, JoinProcessor, Record, RowKind, Side
 
 Env = dict[str, Any]
 
@@ -135,7 +135,7 @@ class AggregateStage(Stage):
 
     plan: Any  # streamjoin.aggregates.AggregatePlan
     alias: str  # the relation the result row travels under
-    groups: dict = field(default_factory=dict)
+    groups: InMemoryStore = field(default_factory=InMemoryStore)  # group key -> accumulators
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
         if event.env is None:  # a keyed deletion carries no row to retract
@@ -147,9 +147,9 @@ class AggregateStage(Stage):
         else:
             self.plan.add(state, event.env)
         if state.rows == 0:
-            self.groups.pop(key, None)
+            self.groups.delete(key)
             return [Event(RowKind.DELETE, key, None, event.ts)]
-        self.groups[key] = state
+        self.groups.put(key, state)
         return [Event(RowKind.UPDATE_AFTER, key, {self.alias: self.plan.result(key, state)}, event.ts)]
 
 

@@ -4,14 +4,15 @@ groups) in a map state, the rest of the runtime as one small pickled value.
 Pickling a task's whole runtime in every micro-batch made a batch's state traffic follow the
 state's size (a 1M-row table: ~120 MB per batch, however few rows changed). Here a store is
 written as pages, each holding the keys whose stable hash falls in it; a batch loads a page the
-first time it reads or writes one of its keys and writes back only the pages it loaded. No
-operator scans a store (they only get/put/delete by key), so a batch touches the pages of its
-own keys and no others.
+first time it reads or writes one of its keys and writes back only the pages it changed (put or
+delete: a value changed in place is put back, the `KeyValueStore` contract). No operator scans a
+store (they only get/put/delete by key), so a batch touches the pages of its own keys and no others.
 
     batch 1  fresh runtime, plain InMemoryStores -> save: each store's non-empty pages written,
              the runtime pickled with each store replaced by its id (pickle's persistent ids)
     batch 2  runtime unpickled with a PagedStore per id, nothing loaded yet; records touch keys
-             in pages 7 and 90 of one store -> those two pages read, and written back at save
+             in pages 7 and 90 of one store -> those two pages read; page 90 had a put, so only
+             it is written back at save
 
 Pure Python (no Spark): `Pages` is the storage, a map state on Spark, a dict in tests.
 """
@@ -47,11 +48,13 @@ class Pages(Protocol):
 
 
 class PagedStore(KeyValueStore):
-    """A store whose pages are loaded on first use; `loaded` are the pages this batch touched."""
+    """A store whose pages are loaded on first use; `loaded` are the pages this batch touched,
+    `changed` those it put to or deleted from."""
 
     def __init__(self, store_id: str, pages: Pages) -> None:
         self.store_id, self.pages = store_id, pages
         self.loaded: dict[int, dict] = {}
+        self.changed: set[int] = set()
 
     def _page(self, group: int) -> dict:
         data = self.loaded.get(group)
@@ -63,10 +66,14 @@ class PagedStore(KeyValueStore):
         return self._page(key_group(key)).get(key, default)
 
     def put(self, key: Hashable, value: Any) -> None:
-        self._page(key_group(key))[key] = value
+        group = key_group(key)
+        self._page(group)[key] = value
+        self.changed.add(group)
 
     def delete(self, key: Hashable) -> None:
-        self._page(key_group(key)).pop(key, None)
+        group = key_group(key)
+        self._page(group).pop(key, None)
+        self.changed.add(group)
 
     def items(self) -> Iterator[tuple[Hashable, Any]]:
         return iter([item for group in range(KEY_GROUPS) for item in self._page(group).items()])
@@ -76,10 +83,9 @@ class PagedStore(KeyValueStore):
 
 
 def _pages_of(store: KeyValueStore) -> dict[int, dict]:
-    """The pages to write: a paged store's loaded ones (values may have changed in place), a
-    fresh in-memory store's non-empty ones."""
+    """The pages to write: a paged store's changed ones, a fresh in-memory store's non-empty ones."""
     if isinstance(store, PagedStore):
-        return store.loaded
+        return {group: store.loaded[group] for group in store.changed}
     pages: dict[int, dict] = {}
     for key, value in store.items():
         pages.setdefault(key_group(key), {})[key] = value
