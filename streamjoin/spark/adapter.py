@@ -22,6 +22,7 @@ import pickle
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from pyspark import cloudpickle
@@ -121,12 +122,13 @@ class TaskProcessor(StatefulProcessor):
         self.factory = cloudpickle.dumps(new_runtime)
         self.input_topics = input_topics
 
+    @cached_property
+    def _build(self) -> Callable[[int], "TaskRuntime"]:
+        return pickle.loads(self.factory)
+
     def new_runtime(self, task: int) -> "TaskRuntime":
         """A fresh runtime for a task that has no state yet."""
-        build = self.__dict__.get("_build")
-        if build is None:
-            build = self._build = pickle.loads(self.factory)
-        return build(task)
+        return self._build(task)
 
     def __getstate__(self) -> dict:
         return {"factory": self.factory, "input_topics": self.input_topics}
