@@ -40,8 +40,9 @@ def bench_session(app_name: str) -> Iterator[Bench]:
     """An embedded broker under a private STREAMJOIN_HOME (stopped afterwards) and the session."""
     with tempfile.TemporaryDirectory(prefix="streamjoin-bench-") as tmp:
         os.environ["STREAMJOIN_HOME"] = tmp
-        from streamjoin import broker
-        from streamjoin.config import Settings, kafka_client_config
+        from streamjoin.kafka import embedded as broker
+        from streamjoin.settings import Settings
+        from streamjoin.kafka.client import kafka_client_config
         from streamjoin.spark.session import get_spark
 
         # The FK join's first batch writes 1M left rows of state: 1 GB (the default heap) ran
@@ -49,7 +50,7 @@ def bench_session(app_name: str) -> Iterator[Bench]:
         os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--driver-memory {DRIVER_MEMORY} pyspark-shell")
         settings = Settings.from_env()
         bootstrap = broker.ensure_bootstrap(settings)
-        spark = get_spark(app_name)
+        spark = get_spark(app_name=app_name)
         try:
             yield Bench(bootstrap, kafka_client_config(settings, bootstrap), spark, Path(tmp),
                         uuid.uuid4().hex[:6])
@@ -67,9 +68,10 @@ def load_average() -> str:
 
 def compile_query(sql: str, sources: list[dict]):
     """The sub-topologies (upstream first) of the one ksqlDB query in `sql`, and its catalog."""
-    from streamjoin.catalog import Catalog
+    from streamjoin.plan.catalog import Catalog
     from streamjoin.plan import plan_program
-    from streamjoin.topology import CompiledQuery, split_repartitions
+    from streamjoin.plan.rewrites import split_repartitions
+    from streamjoin.runtime.compiled import CompiledQuery
 
     catalog = Catalog.from_case_sources(sources)
     (query,) = plan_program(sql, catalog, "ksqldb").queries
@@ -87,9 +89,9 @@ def create_topics(bench: Bench, queries) -> None:
 
 def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dict | None, int]]) -> int:
     """Encode (key, value, ts) rows with `source`'s serde, partitioned as Kafka would, and send."""
-    from streamjoin.compile import source_serde
+    from streamjoin.runtime.compiler import source_serde
     from streamjoin.kafka.producer import bulk_producer, send_all
-    from streamjoin.runner.records import place
+    from streamjoin.kafka.records import place
 
     definition = catalog.get(source)
     serde = source_serde(definition)
@@ -122,14 +124,13 @@ class Timed:
 def run_streamjoin(bench: Bench, queries) -> tuple[Timed, list[Path]]:
     """Run the sub-topologies in order (availableNow, Kafka to Kafka); the rate counts the
     records read by the last one (the join) over the wall time of all of them."""
-    from streamjoin.project import RunReport
+    from streamjoin.spark.query import run_available
 
     started = time.perf_counter()
     checkpoints = []
     for query in queries:
         checkpoints.append(bench.work_dir / "checkpoints" / query.name)
-        report = query.streaming_run(bench.bootstrap, bench.client_config, checkpoints[-1]).run(
-            bench.spark, RunReport(query=query.name))
+        report = run_available(bench.spark, query, bench.bootstrap, bench.client_config, checkpoints[-1])
     elapsed = time.perf_counter() - started
     return Timed(report.input_rows, topic_count(bench, queries[-1].sink.topic), elapsed), checkpoints
 

@@ -17,8 +17,9 @@ import uuid
 
 from kafka import TopicPartition
 
-from streamjoin.broker import ensure_bootstrap
-from streamjoin.config import Settings, kafka_client_config
+from streamjoin.kafka.embedded import ensure_bootstrap
+from streamjoin.settings import Settings
+from streamjoin.kafka.client import kafka_client_config
 from streamjoin.kafka import admin, offsets
 from streamjoin.kafka.records import OutRecord
 
@@ -79,7 +80,7 @@ def main(count: int) -> None:
 
     from streamjoin.spark.session import get_spark
 
-    spark = get_spark("streamjoin-bench-io")
+    spark = get_spark(app_name="streamjoin-bench-io")
     produce(bootstrap, warmup, 2_000)
     with tempfile.TemporaryDirectory() as tmp:
         spark_read_rate(spark, bootstrap, warmup, 2_000, f"{tmp}/warmup")

@@ -11,7 +11,7 @@ import dagster as dg
 
 from assets import build_assets
 from resources import default_resources
-from streamjoin.demo import prepare, print_outputs
+from streamjoin.app.samples import prepare, print_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """Dagster resources for the streamjoin engine.
 
 The engine builds its own Spark session and Kafka clients from the environment
-(`streamjoin.config.Settings`, `streamjoin.spark.session.get_spark`), so each resource's job is to
+(`streamjoin.settings.Settings`, `streamjoin.spark.session.get_spark`), so each resource's job is to
 hand its configuration to the engine through those environment variables when a run, sensor or
 check starts, and to offer small admin helpers for orchestration code.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from resources.platform import PlatformConfig
-from streamjoin.config import Settings
+from streamjoin.settings import Settings
 
 __all__ = ["SparkResource", "KafkaResource", "DeltaResource", "PlatformConfig", "default_resources"]
 
@@ -71,7 +71,7 @@ class KafkaResource(dg.ConfigurableResource):
 
     def bootstrap_servers(self) -> str:
         """The configured servers, else the embedded broker's (started if needed)."""
-        from streamjoin.broker import ensure_bootstrap
+        from streamjoin.kafka.embedded import ensure_bootstrap
 
         return ensure_bootstrap(self.settings())
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import CONFORMANCE
+
 
 @pytest.fixture(scope="session", autouse=True)
 def streamjoin_home(tmp_path_factory) -> Path:
@@ -34,8 +36,8 @@ def streamjoin_home(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap(streamjoin_home) -> str:
-    from streamjoin import broker
-    from streamjoin.config import Settings
+    from streamjoin.kafka import embedded as broker
+    from streamjoin.settings import Settings
 
     settings = Settings.from_env()
     if settings.kafka_bootstrap:
@@ -50,7 +52,7 @@ def kafka_bootstrap(streamjoin_home) -> str:
 def spark(streamjoin_home):
     from streamjoin.spark.session import get_spark
 
-    session = get_spark("streamjoin-tests")
+    session = get_spark(app_name="streamjoin-tests")
     yield session
     session.stop()
 
@@ -71,4 +73,4 @@ def unique_topic(request) -> str:
 
 @pytest.fixture(scope="session")
 def conformance_dir() -> Path:
-    return Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+    return CONFORMANCE

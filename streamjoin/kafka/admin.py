@@ -9,7 +9,8 @@ from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from streamjoin.config import Settings, kafka_client_config
+from streamjoin.settings import Settings
+from streamjoin.kafka.client import kafka_client_config
 from streamjoin.kafka import offsets
 from streamjoin.kafka.producer import bulk_producer, send_all
 from streamjoin.kafka.records import ConsumedRecord, OutRecord

@@ -1,12 +1,16 @@
-"""Record shapes exchanged with Kafka, and the replay header that makes the at-least-once sink's
-duplicates detectable by readers."""
+"""Record shapes exchanged with Kafka, the replay header that makes the at-least-once sink's
+duplicates detectable by readers, and `place`: a row encoded for its topic, with the partition
+Kafka's default partitioner gives it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
-# Header the Spark Kafka sink adds to every record: "<writer id>:<batch id>:<seq>". A replayed
+from streamjoin.kafka.murmur2 import default_partition
+from streamjoin.serde.formats import SerdeSpec, encode_key, encode_value
+
+# Header the Kafka sink adds to every record: "<writer id>:<batch id>:<task>.<seq>". A replayed
 # micro-batch re-produces exactly the same ids, so a reader keeps the first copy of each id.
 REPLAY_HEADER = "streamjoin.id"
 
@@ -50,3 +54,40 @@ def dedupe_replayed(records: Iterable[ConsumedRecord]) -> Iterator[ConsumedRecor
                 continue
             seen.add(replay_id)
         yield record
+
+
+@dataclass(frozen=True)
+class Placed:
+    """An input record encoded and assigned its partition (as Kafka's default partitioner
+    would), so the runner knows which task will see it before producing it."""
+
+    topic: str
+    partition: int
+    record: OutRecord
+
+
+def place(topic: str, partitions: int, serde: SerdeSpec, key: Any, value: Any, ts: int,
+          sequence: int, headers=()) -> Placed:
+    key_bytes = None if key is None or not serde.key_columns else encode_key(serde, _key_tuple(serde, key))
+    value_bytes = None if value is None else encode_value(serde, _value_row(serde, value, ts))
+    partition = sequence % partitions if key_bytes is None else default_partition(key_bytes, partitions)
+    return Placed(topic, partition, OutRecord(key_bytes, value_bytes, ts, tuple(headers), partition))
+
+
+def _key_tuple(serde: SerdeSpec, key: Any) -> tuple:
+    if isinstance(key, dict):
+        folded = {str(k).lower(): v for k, v in key.items()}
+        return tuple(folded.get(name.lower()) for name, _ in serde.key_columns)
+    if isinstance(key, (list, tuple)):
+        return tuple(key)
+    return (key,)
+
+
+def _value_row(serde: SerdeSpec, value: Any, ts: int) -> dict:
+    if isinstance(value, dict):
+        # A virtual event-time column (Flink METADATA ... VIRTUAL) is absent: it is the record ts.
+        missing_time = serde.timestamp_column and serde.timestamp_column not in value
+        return {**value, serde.timestamp_column: ts} if missing_time else value
+    # An unwrapped single-column value.
+    (name, _), = serde.payload_columns
+    return {name: value}

@@ -1,12 +1,11 @@
 """Windowed stream-stream joins (ksqlDB / Lenses `WITHIN`) and the engine the Flink interval join
-shares, plus the join vocabulary every operator in this package uses (JoinType, residuals)."""
+shares."""
 
 from __future__ import annotations
 
-import enum
 import heapq
 from dataclasses import dataclass
-from typing import Callable, Hashable
+from typing import Hashable
 
 from streamjoin.operators.base import (
     Change,
@@ -15,12 +14,9 @@ from streamjoin.operators.base import (
     JoinType,
     Record,
     Residual,
-    Row,
     RowKind,
     Side,
     StreamTime,
-    accepts,
-    oriented,
     padded,
 )
 

@@ -12,8 +12,8 @@ from typing import Mapping
 
 from sqlglot import exp
 
-from streamjoin.catalog import SourceDef
-from streamjoin.sqltypes import SqlType
+from streamjoin.plan.catalog import SourceDef
+from streamjoin.dialect.types import SqlType
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,13 +14,13 @@ from typing import Mapping
 
 from sqlglot import exp
 
-from streamjoin.catalog import Catalog, SourceDef
+from streamjoin.plan.catalog import Catalog, SourceDef
 from streamjoin.dialect import CreateRelation, SetOption, StreamQuery, ViewDefinition, parse, span
 from streamjoin.plan import nodes as n
 from streamjoin.plan.relations import View, declared_source, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
-from streamjoin.sqltypes import SqlType
+from streamjoin.dialect.types import SqlType
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from streamjoin.catalog import SourceDef
+from streamjoin.plan.catalog import SourceDef
 from streamjoin.dialect.nodes import CreateRelation, SourceTable
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.joins import Input
 from streamjoin.plan.scope import Context, ScopeEntry, col
-from streamjoin.sqltypes import SqlType
+from streamjoin.dialect.types import SqlType
 
 
 @dataclass

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from streamjoin.catalog import Catalog, SourceDef
+from streamjoin.plan.catalog import Catalog, SourceDef
 from streamjoin.dialect.errors import StreamJoinError, span
-from streamjoin.sqltypes import SqlType
+from streamjoin.dialect.types import SqlType
 
 PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
 

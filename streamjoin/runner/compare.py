@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from streamjoin.cases import ExpectedRecord
+from streamjoin.runner.cases import ExpectedRecord
 
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from streamjoin.cases import Case
+from streamjoin.runner.cases import Case
 from streamjoin.kafka.records import ConsumedRecord
 from streamjoin.runner.compare import OutputRecord
 from streamjoin.runner.planned import PlannedCase
-from streamjoin.runner.records import decode_output, place
-from streamjoin.spark.adapter import InputRow, RecordRejected
+from streamjoin.kafka.records import place
+from streamjoin.runner.wire import decode_output
+from streamjoin.runtime.contract import InputRow, RecordRejected
 
 
 def run_locally(case: Case, planned: PlannedCase) -> dict[str, list[OutputRecord]]:

@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from streamjoin.cases import Case, ExpectedRecord, InputRecord
-from streamjoin.catalog import Catalog, SourceDef
-from streamjoin.compile import source_serde
-from streamjoin.formats import SerdeSpec
+from streamjoin.runner.cases import Case, ExpectedRecord, InputRecord
+from streamjoin.plan.catalog import Catalog
+from streamjoin.runtime.compiler import source_serde
+from streamjoin.serde.formats import SerdeSpec
 from streamjoin.plan import plan_program
 from streamjoin.plan import nodes as P
-from streamjoin.topology import CompiledQuery, retopic, split_repartitions, walk
+from streamjoin.plan.rewrites import retopic, split_repartitions, walk
+from streamjoin.runtime.compiled import CompiledQuery
 
 
 def case_catalog(case: Case) -> Catalog:

@@ -18,13 +18,16 @@ from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator
 
-from streamjoin.cases import Case
-from streamjoin.config import kafka_client_config, Settings
+from streamjoin.runner.cases import Case
+from streamjoin.settings import Settings
+from streamjoin.kafka.client import kafka_client_config
 from streamjoin.kafka import admin
 from streamjoin.runner.arrival import Arrival, arrival_segments
 from streamjoin.runner.compare import compare
-from streamjoin.runner.records import decode_output, misplaced, place
+from streamjoin.kafka.records import place
+from streamjoin.runner.wire import decode_output, misplaced
 from streamjoin.runner.planned import PlannedCase, plan_case
+from streamjoin.spark.query import run_available
 
 
 @dataclass
@@ -83,8 +86,9 @@ class CaseRunner:
                 admin.produce(self.bootstrap, topic, [p.record for p in group], settings=self.settings)
             last = n == len(segments) - 1
             for query in planned.queries:
-                query.run(self.spark, self.bootstrap, kafka_client_config(self.settings, self.bootstrap), work,
-                          end_of_input=last and bool(case.settings.get("flush_at_end")))
+                run_available(self.spark, query, self.bootstrap, kafka_client_config(self.settings, self.bootstrap),
+                              work / "checkpoints" / query.name,
+                              end_of_input=last and bool(case.settings.get("flush_at_end")))
         return self._verdict(case, planned)
 
     def _verdict(self, case: Case, planned: PlannedCase) -> CaseResult:

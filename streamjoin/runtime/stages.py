@@ -1,7 +1,7 @@
 """The stages a compiled query runs, per task, between decoded input records and encoded output.
 
 Rows flow as `Event`s whose `env` maps each relation alias in scope to its current row (None for
-the side an outer join padded with NULLs), so compiled expressions (`streamjoin.expr`) evaluate
+the side an outer join padded with NULLs), so compiled expressions (`streamjoin.expr.compile`) evaluate
 against any stage's output. A table deletion travels as an event with `env` None.
 
     source topic ─▶ SourceStage ─▶ JoinStage(port) ─▶ … ─▶ [Filter|Lateral|Aggregate] ─▶ SinkStage
@@ -133,7 +133,7 @@ class AggregateStage(Stage):
     the group's new result row is emitted, keyed by the group key, with the input's ts; a group
     that becomes empty is deleted. Streams only add, so their result is an updating table."""
 
-    plan: Any  # streamjoin.aggregates.AggregatePlan
+    plan: Any  # streamjoin.expr.aggregates.AggregatePlan
     alias: str  # the relation the result row travels under
     groups: InMemoryStore = field(default_factory=InMemoryStore)  # group key -> accumulators
 

@@ -11,10 +11,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
-from streamjoin.formats import DecodeError, EncodeError, SerdeSpec, decode, encode_key, encode_value
+from streamjoin.serde.formats import DecodeError, EncodeError, SerdeSpec, decode, encode_key, encode_value
 from streamjoin.operators.base import RowKind, Side
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
-from streamjoin.spark.adapter import Emitted, InputRow, RecordRejected, TaskRuntime
+from streamjoin.runtime.contract import Emitted, InputRow, RecordRejected, TaskRuntime
 
 ROWTIME = "ROWTIME"  # pseudo column: the record's event time (s-Server, ksqlDB)
 

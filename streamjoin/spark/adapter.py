@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import json
 import pickle
-from abc import ABC, abstractmethod
-from collections import Counter
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -29,6 +26,7 @@ from pyspark import cloudpickle
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from streamjoin.operators.ordering import merge_in_timestamp_order
+from streamjoin.runtime.contract import Emitted, InputRow, RecordRejected, TaskRuntime
 from streamjoin.spark.paged_state import decode_page, encode_page, load_runtime, save_runtime
 
 if TYPE_CHECKING:
@@ -42,54 +40,6 @@ OUTPUT_SCHEMA = (
 RUNTIME_STATE, RUNTIME_SCHEMA = "runtime", "runtime binary"
 PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA = "pages", "store string, page int", "data binary"
 SINK, DEAD_LETTER, METRICS = "sink", "dead", "metrics"
-
-
-@dataclass(frozen=True)
-class InputRow:
-    topic: str
-    partition: int
-    offset: int
-    ts: int
-    key: bytes | None
-    value: bytes | None
-
-
-@dataclass(frozen=True)
-class Emitted:
-    """An encoded output record bound for one sink topic."""
-
-    topic: str
-    key: bytes | None
-    value: bytes | None
-    ts: int
-
-
-class RecordRejected(Exception):
-    """A record that cannot be decoded; it goes to the dead letters with this reason."""
-
-
-class TaskRuntime(ABC):
-    """The pure-Python side of one task. Picklable; everything it keeps is state."""
-
-    input_topics: frozenset[str]
-
-    def __init__(self) -> None:
-        self.metrics: Counter = Counter()
-        self.stream_time: int | None = None  # the largest event time the task has seen
-        self.ended_topics: set[str] = set()
-        self.ended = False
-
-    @abstractmethod
-    def process(self, row: InputRow) -> list[Emitted]:
-        """Decode and process one record; raise RecordRejected for a bad one."""
-
-    @abstractmethod
-    def end_of_input(self) -> list[Emitted]:
-        """All inputs are exhausted: advance time to the end and emit what that closes."""
-
-    def counters(self) -> Counter:
-        """Everything the task counted so far (its own counts and its operators')."""
-        return Counter(self.metrics)
 
 
 class MapStatePages:
@@ -117,16 +67,16 @@ class TaskProcessor(StatefulProcessor):
     task's first use, and pandas is imported there too: that process then needs neither the
     compiler (sqlglot) nor pandas, ~1.3 s less per query start on this machine."""
 
-    def __init__(self, new_runtime: Callable[[int], "TaskRuntime"],
+    def __init__(self, new_runtime: Callable[[int], TaskRuntime],
                  input_topics: frozenset[str] = frozenset()) -> None:
         self.factory = cloudpickle.dumps(new_runtime)
         self.input_topics = input_topics
 
     @cached_property
-    def _build(self) -> Callable[[int], "TaskRuntime"]:
+    def _build(self) -> Callable[[int], TaskRuntime]:
         return pickle.loads(self.factory)
 
-    def new_runtime(self, task: int) -> "TaskRuntime":
+    def new_runtime(self, task: int) -> TaskRuntime:
         """A fresh runtime for a task that has no state yet."""
         return self._build(task)
 

@@ -6,7 +6,7 @@
          topic and Delta table; metric deltas → the run's report.
 
 The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
-replays the batch; its records carry the same `streamjoin.id` header (query:batch:seq) again, so
+replays the batch; its records carry the same `streamjoin.id` header (query:batch:task.seq) again, so
 readers drop the copies (`dedupe_replayed`). Delta commits are exactly-once (app transactions).
 """
 
@@ -21,9 +21,10 @@ from typing import Callable
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, functions as F
 
-from streamjoin.kafka.producer import bulk_producer, send_all
-from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
-from streamjoin.project import RunReport
+from streamjoin.kafka import offsets
+from streamjoin.kafka.producer import produce_arrow
+from streamjoin.runtime.compiled import CompiledQuery
+from streamjoin.runtime.report import RunReport
 from streamjoin.spark.adapter import DEAD_LETTER, METRICS, OUTPUT_SCHEMA, SINK, TaskProcessor
 
 KAFKA_SOURCE = "streamjoin_kafka"
@@ -34,7 +35,6 @@ class SinkTarget:
     """Where a sub-topology's results go besides its Kafka topic."""
 
     delta_writer: Callable[[pa.Table, int], int | None] | None = None  # (rows, batch id) -> version
-    dead_letter_topic: str | None = None
     dead_letter_writer: Callable[[pa.Table, int], object] | None = None
 
 
@@ -139,14 +139,41 @@ class StreamingRun:
     def _produce(self, sink: pa.Table, batch_id: int) -> None:
         if not sink.num_rows:
             return
-        columns = [sink.column(c).to_pylist() for c in ("topic", "key", "value", "ts")]
-        records = [(topic, OutRecord(key, value, ts, ((REPLAY_HEADER, f"{self.name}:{batch_id}:{seq}".encode()),)))
-                   for seq, (topic, key, value, ts) in enumerate(zip(*columns))]
-        producer = bulk_producer(self.client_config)
-        try:
-            send_all(producer, records)
-        finally:
-            producer.close()
+        records = pa.table({"topic": sink.column("topic"), "key": sink.column("key"), "value": sink.column("value"),
+                            "timestamp": sink.column("ts").cast(pa.timestamp("ms"))})
+        produce_arrow(self.client_config, records.to_batches(), self.name, batch_id)
+
+
+def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:
+    """One task per partition of the widest input topic (on the broker), so every row of a
+    broadcast topic also has a task that owns, counts and dead-letters it."""
+    if not query.broadcast_topics:
+        return TaskRouting()
+    consumer = offsets.offset_consumer(client_config)
+    try:
+        widest = 1 + max(tp.partition for tp in offsets.topic_partitions(consumer, list(query.input_topics)))
+    finally:
+        consumer.close()
+    return TaskRouting(query.broadcast_topics, widest)
+
+
+def task_processor(query: CompiledQuery) -> TaskProcessor:
+    return TaskProcessor(query.factory, frozenset(query.input_topics))
+
+
+def streaming_run(query: CompiledQuery, bootstrap: str, client_config: dict, checkpoint: Path,
+                  end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
+    # Named after its sink topic: unique among the queries running at once.
+    return StreamingRun(query.sink.topic, query.input_topics, task_processor(query), bootstrap, checkpoint,
+                        client_config, target=target, end_of_input=end_of_input,
+                        routing=task_routing(query, client_config))
+
+
+def run_available(spark: SparkSession, query: CompiledQuery, bootstrap: str, client_config: dict,
+                  checkpoint: Path, end_of_input: bool = False) -> RunReport:
+    """Process everything new on the query's inputs (availableNow) from its checkpoint."""
+    run = streaming_run(query, bootstrap, client_config, checkpoint, end_of_input)
+    return run.run(spark, RunReport(query=query.name, output_topic=query.sink.topic))
 
 
 def _add_metrics(report: RunReport, figures: dict, stream_times: dict[int, int]) -> None:

@@ -1,6 +1,6 @@
-"""The one way the engine gets a SparkSession: local by default, a cluster master with
-STREAMJOIN_SPARK_MASTER, Spark Connect with STREAMJOIN_SPARK_REMOTE; always with our Python data
-sources registered and the settings our operators need."""
+"""The engine's SparkSession: local by default, a cluster master or a Spark Connect server from
+`Settings`; always with our Python data sources registered and the settings our operators need
+(`CONF`, which an orchestrator building its own session passes too)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from streamjoin.kafka.datasource import KafkaDataSource
+from streamjoin.spark.kafka_datasource import KafkaDataSource
+from streamjoin.settings import Settings
 
 CONF = {
     # transformWithStateInPandas needs RocksDB (the HDFS provider is unsupported for it).
@@ -26,24 +27,34 @@ CONF = {
 }
 
 
-def get_spark(app_name: str = "streamjoin", master: str | None = None) -> SparkSession:
-    """Get or create the session (idempotent) and register the streamjoin data sources."""
-    # Workers must run this interpreter (the venv where streamjoin is installed); otherwise
-    # they fail with "Python worker failed to connect back".
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+def python_environment() -> dict[str, str]:
+    """Workers must run this interpreter (the venv where streamjoin is installed); otherwise
+    they fail with "Python worker failed to connect back"."""
+    return {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+
+
+def prepare_session(spark: SparkSession) -> SparkSession:
+    """Make any session (ours, or one an orchestrator built from `CONF`) ready for the engine:
+    the streamjoin data sources registered."""
+    spark.dataSource.register(KafkaDataSource)
+    return spark
+
+
+def get_spark(settings: Settings | None = None, app_name: str = "streamjoin") -> SparkSession:
+    """Get or create the session (idempotent): local[2] by default, the settings' cluster master,
+    or their Spark Connect server (which wins)."""
+    settings = settings or Settings.from_env()
+    for name, value in python_environment().items():
+        os.environ.setdefault(name, value)
     builder = SparkSession.builder.appName(app_name)
-    remote = None if master else os.environ.get("STREAMJOIN_SPARK_REMOTE")
-    if remote:
-        spark = builder.remote(remote).getOrCreate()
+    if settings.spark_remote:
+        spark = builder.remote(settings.spark_remote).getOrCreate()
         for key, value in CONF.items():  # Spark Connect sessions take these confs at runtime
             if key.startswith("spark.sql."):
                 spark.conf.set(key, value)
     else:
-        master = master or os.environ.get("STREAMJOIN_SPARK_MASTER") or "local[2]"
         for key, value in CONF.items():
             builder = builder.config(key, value)
-        spark = builder.master(master).getOrCreate()
+        spark = builder.master(settings.spark_master or "local[2]").getOrCreate()
         spark.sparkContext.setLogLevel("WARN")
-    spark.dataSource.register(KafkaDataSource)
-    return spark
+    return prepare_session(spark)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamjoin.config import Settings
+from streamjoin.settings import Settings
 from streamjoin.runner.run import CaseRunner
 from tests.pure.test_asof_sql_run import asof_case
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from streamjoin import broker
-from streamjoin.config import Settings
+from streamjoin.kafka import embedded as broker
+from streamjoin.settings import Settings
 from streamjoin.kafka import admin
 
 pytestmark = pytest.mark.integration

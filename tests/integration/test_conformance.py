@@ -4,15 +4,14 @@ The cases run three at a time on the one SparkSession; each case is reported as 
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-from streamjoin.cases import load_cases
-from streamjoin.config import Settings
+from streamjoin.runner.cases import load_cases
+from streamjoin.settings import Settings
 from streamjoin.runner.run import CaseRunner
+from tests.paths import CONFORMANCE
 
-CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 CASES = load_cases([CONFORMANCE])
 
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from streamjoin.deadletter import DEAD_LETTER_SCHEMA, decode_frame, decode_rows, split_dead_letters, write_dead_letters
-from streamjoin.delta import DeltaSink, read_delta_arrow
-from streamjoin.formats import SerdeSpec
+from streamjoin.app.outputs import DEAD_LETTER_SCHEMA, decode_frame, decode_rows, split_dead_letters, write_dead_letters
+from streamjoin.delta.tables import DeltaSink, read_delta_arrow
+from streamjoin.serde.formats import SerdeSpec
 from streamjoin.kafka.admin import create_topics, produce, read_all
 from streamjoin.kafka.records import OutRecord
 

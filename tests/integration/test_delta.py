@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from streamjoin.delta import DeltaSink, read_delta, read_delta_arrow, replace_range
+from streamjoin.delta.tables import DeltaSink, read_delta, read_delta_arrow, replace_range
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from streamjoin import project
-from streamjoin.config import Settings
-from streamjoin.delta import read_delta_arrow
+from streamjoin.settings import Settings
+from streamjoin.delta.tables import read_delta_arrow
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from streamjoin.cases import Case
-from streamjoin.config import Settings
+from streamjoin.runner.cases import Case
+from streamjoin.settings import Settings
 from streamjoin.runner.planned import plan_case
 from streamjoin.runner.run import CaseRunner
-from streamjoin.topology import explain_physical
+from streamjoin.spark.physical import explain_physical
 from tests.pure.test_foreign_key_partitions import fk_case
 
 USERS = [{"source": "users", "ts": 1000 + i, "key": i, "value": {"fullName": f"user-{i}"}} for i in range(1, 13)]

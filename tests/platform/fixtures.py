@@ -88,7 +88,7 @@ def install(fake: FakeEngine, setattr_=setattr) -> None:
         setattr_(facade, name, getattr(fake, name))
 
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import REPO  # noqa: E402
 DAY_MS = 86_400_000
 # The sample records (1970 timestamps) moved to two days the backfill partitions can hold.
 FIRST_DAY = "2026-11-19"
@@ -102,8 +102,8 @@ def produce_shifted_samples(bootstrap: str, samples_dir: Path, folder: str,
     Topics already holding records are left alone (the demo's rule): once per broker."""
     import json
 
-    from streamjoin.config import Settings
-    from streamjoin.demo import produce_samples
+    from streamjoin.settings import Settings
+    from streamjoin.app.samples import produce_samples
 
     target = samples_dir / folder
     target.mkdir(parents=True, exist_ok=True)

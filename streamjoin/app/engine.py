@@ -1,0 +1,175 @@
+"""Running a project's queries for real: topics, checkpoints, the Delta copy, dead letters, lag.
+
+`Engine(settings, spark)` is what an orchestrator (the Dagster layer), the CLI and the demo call.
+It runs the `Query` it is given as that query was compiled when it was loaded. State lives under
+`settings.home`: `checkpoints/<query>/<sub-topology>` (Spark offsets + task state); the output
+tables under `settings.delta_root`: `<query>` and `<query>-dead-letters`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from streamjoin.app.outputs import dead_letter_writer, decoded_rows, delta_writer
+from streamjoin.app.project import Query
+from streamjoin.delta.tables import replace_range
+from streamjoin.kafka import admin
+from streamjoin.kafka.client import kafka_client_config
+from streamjoin.kafka.embedded import ensure_bootstrap
+from streamjoin.plan import nodes as P
+from streamjoin.plan.rewrites import walk
+from streamjoin.runtime.report import RunReport
+from streamjoin.settings import Settings
+
+MODES = ("available_now", "continuous")
+
+
+class Engine:
+    """The engine for one set of settings. `spark` is a session or a function returning one
+    (created on first need: lag, reset and co-partitioning need no Spark); by default the
+    engine's own session (`streamjoin.spark.session.get_spark`). The Spark layer is imported
+    where it is needed, so loading a project and asking for lag never import pyspark."""
+
+    def __init__(self, settings: Settings | None = None, spark=None) -> None:
+        self.settings = settings or Settings.from_env()
+        self._spark = spark
+
+    @property
+    def spark(self):
+        if self._spark is None:
+            from streamjoin.spark.session import get_spark
+            self._spark = get_spark(self.settings)
+        elif callable(self._spark):
+            self._spark = self._spark()
+        return self._spark
+
+    @cached_property
+    def bootstrap(self) -> str:
+        """The configured servers, else the embedded broker's (started if needed)."""
+        return ensure_bootstrap(self.settings)
+
+    @property
+    def client_config(self) -> dict:
+        return kafka_client_config(self.settings, self.bootstrap)
+
+    def delta_path(self, query: Query) -> str:
+        return str(self.settings.delta_root / query.name)
+
+    def dead_letter_topic(self, query: Query) -> str:
+        return f"{query.name}-dead-letters"
+
+    def checkpoint_root(self, query: Query) -> Path:
+        return self.settings.home / "checkpoints" / query.name
+
+    def ensure_topics(self, query: Query) -> None:
+        """Create every topic the query reads or writes that does not exist yet (declared counts)."""
+        wanted = {topic: n for sub in query.compiled for topic, n in sub.topic_partitions().items()}
+        wanted[self.dead_letter_topic(query)] = 1
+        admin.create_topics(self.bootstrap, wanted, settings=self.settings)
+
+    def run(self, query: Query, mode: str | None = None, stop_after_s: float | None = None,
+            on_progress: Callable[[RunReport], None] | None = None) -> RunReport:
+        """Run the query from its checkpoint: `available_now` processes everything new then stops;
+        `continuous` runs with a processing-time trigger until `stop_after_s` (or until stopped),
+        calling `on_progress(report)` after each batch."""
+        from streamjoin.spark.query import SinkTarget, streaming_run
+
+        mode = mode or query.mode
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.ensure_topics(query)
+        delta_path = self.delta_path(query)
+        report = RunReport(query=query.name, output_topic=query.output_topic, delta_path=delta_path)
+        dead_letters = dead_letter_writer(query.name, self.dead_letter_topic(query), delta_path + "-dead-letters",
+                                          self.bootstrap, self.settings)
+        for sub in query.compiled:
+            is_main = sub is query.compiled[-1]
+            target = SinkTarget(delta_writer=delta_writer(sub, delta_path) if is_main else None,
+                                dead_letter_writer=dead_letters)
+            run = streaming_run(sub, self.bootstrap, self.client_config, self.checkpoint_root(query) / sub.name,
+                                target=target)
+            if is_main and mode == "continuous":
+                run.run_continuous(self.spark, report, stop_after_s=stop_after_s, on_progress=on_progress)
+            else:
+                sub_report = run.run(self.spark, RunReport(query=sub.name))
+                if is_main:
+                    report = _merge(report, sub_report)
+                else:  # a repartition step: only its dead letters belong to the query's figures
+                    report.dead_letters += sub_report.dead_letters
+        report.consumer_lag = self.consumer_lag(query)
+        return report
+
+    def consumer_lag(self, query: Query) -> int:
+        """Records on the query's input topics not yet in its checkpoint (all sub-topologies)."""
+        lag = 0
+        for sub in query.compiled:
+            committed = _checkpoint_offsets(self.checkpoint_root(query) / sub.name)
+            for topic in sub.input_topics:
+                for partition, end in admin.end_offsets(self.bootstrap, topic, settings=self.settings).items():
+                    lag += max(0, end - committed.get(topic, {}).get(str(partition), 0))
+        return lag
+
+    def reset(self, query: Query) -> None:
+        """Delete the query's checkpoint and output table so the next run starts from the beginning."""
+        shutil.rmtree(self.checkpoint_root(query), ignore_errors=True)
+        shutil.rmtree(self.delta_path(query), ignore_errors=True)
+
+    def backfill(self, query: Query, start_ms: int, end_ms: int) -> RunReport:
+        """Recompute [start_ms, end_ms) in batch mode with the same plan — over the input up to
+        end_ms, so joins see the state that time range had — and replace that range of the Delta
+        table in one commit."""
+        from streamjoin.spark.batch import run_batch
+        from streamjoin.spark.query import task_processor, task_routing
+
+        if len(query.compiled) > 1:
+            raise NotImplementedError(f"{query.name}: backfill of a query with a repartition topic")
+        sub = query.compiled[-1]
+        records = run_batch(self.spark, task_processor(sub), sub.input_topics, self.bootstrap,
+                            ending_timestamp=end_ms, routing=task_routing(sub, self.client_config))
+        ts = records.column("ts")
+        records = records.filter(pc.and_(pc.greater_equal(ts, start_ms), pc.less(ts, end_ms)))
+        rows = decoded_rows(sub, records)
+        path = self.delta_path(query)
+        version = replace_range(path, pa.Table.from_pylist(rows) if rows else None, "__ts", start_ms, end_ms)
+        return RunReport(query=query.name, output_rows=len(rows), delta_path=path, delta_version=version,
+                         output_topic=query.output_topic)
+
+    def copartitioning_problems(self, query: Query) -> list[str]:
+        """Joins whose inputs (as they reach the join: after any repartition topic) do not have
+        the same partition count on the broker (declared count for topics not created yet)."""
+        problems = []
+        for sub in query.compiled:
+            # A foreign-key join needs no co-partitioning: every task reads its referenced table whole.
+            for join in (n for n in walk(sub.sink) if isinstance(n, P.Join) and not isinstance(n, P.ForeignKeyJoin)):
+                sides = [[s.source for s in walk(side) if isinstance(s, P.Source)] for side in (join.left, join.right)]
+                topics = [s.topic for side in sides for s in side]
+                actual = admin.partition_counts(self.bootstrap, topics, settings=self.settings, missing_ok=True)
+                counts = [{s.name: actual.get(s.topic, s.partitions or 1) for s in side} for side in sides]
+                if len(set(counts[0].values()) | set(counts[1].values())) > 1:
+                    problems.append(f"{query.name}: {join.label} inputs are not co-partitioned: "
+                                    f"{counts[0]} vs {counts[1]} partitions; repartition one side "
+                                    f"(PARTITION BY ... WITH (PARTITIONS=n))")
+        return problems
+
+
+def _merge(report: RunReport, main: RunReport) -> RunReport:
+    main.query, main.output_topic, main.delta_path = report.query, report.output_topic, report.delta_path
+    main.dead_letters += report.dead_letters
+    return main
+
+
+def _checkpoint_offsets(checkpoint: Path) -> dict:
+    """The source offsets of the last batch in a Spark checkpoint ({} before the first run)."""
+    offsets = checkpoint / "offsets"
+    batches = sorted(int(p.name) for p in offsets.glob("[0-9]*")) if offsets.exists() else []
+    if not batches:
+        return {}
+    lines = (offsets / str(batches[-1])).read_text().splitlines()
+    return json.loads(lines[-1]) if lines else {}

@@ -1,0 +1,108 @@
+"""Where a query's results go besides its Kafka topic: the output Delta table and the dead letters.
+
+A task emits its sink records and, for every record it could not decode or encode, a dead letter
+(`streamjoin.spark.query` hands both to the writers here, batch by batch):
+
+    output table  `<delta root>/<query>`: sink records decoded back into rows (key columns,
+                  value columns, `__ts`, `__tombstone`); append for a stream, MERGE by key
+                  (delete on tombstone) for a table; exactly-once per batch id
+    dead letters  topic `<query>-dead-letters` (JSON value, raw key/value base64) and an
+                  append-only Delta table `<delta root>/<query>-dead-letters`: source topic,
+                  partition, offset, timestamp, raw bytes, reason, query
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pyarrow as pa
+
+from streamjoin.delta.tables import DeltaSink
+from streamjoin.kafka import admin
+from streamjoin.kafka.records import OutRecord
+from streamjoin.runtime.compiled import CompiledQuery
+from streamjoin.serde.formats import decode
+from streamjoin.settings import Settings
+
+TOMBSTONE = "__tombstone"
+DEAD_LETTER_ARROW_SCHEMA = pa.schema([
+    pa.field("source_topic", pa.string()), pa.field("partition", pa.int32()), pa.field("offset", pa.int64()),
+    pa.field("timestamp", pa.int64()), pa.field("key", pa.binary()), pa.field("value", pa.binary()),
+    pa.field("reason", pa.string()), pa.field("query", pa.string()),
+])
+
+
+def delta_writer(query: CompiledQuery, path: str):
+    """Decodes the sink records of a batch into the output Delta table: append for a stream,
+    MERGE by key (delete on tombstone) for a table; exactly-once per batch id."""
+    keys = [name for name, _ in query.sink_serde.key_columns]
+    sink = DeltaSink(path, mode="merge" if query.sink.kind == "table" and keys else "append",
+                     key_columns=keys, app_id=query.name)
+
+    def write(records: pa.Table, batch_id: int) -> int | None:
+        return sink.write_batch(pa.Table.from_pylist(decoded_rows(query, records)), batch_id)
+
+    return write
+
+
+def decoded_rows(query: CompiledQuery, records: pa.Table) -> list[dict]:
+    """Sink records (key/value bytes) as output rows: key columns, value columns, `__ts`, and
+    `__tombstone` for a deletion."""
+    serde = query.sink_serde
+    keys = [name for name, _ in serde.key_columns]
+    rows = []
+    for key, value, ts in zip(*(records.column(c).to_pylist() for c in ("key", "value", "ts"))):
+        decoded = decode(serde, key, value, ts)
+        row = dict(zip(keys, decoded.key or (None,) * len(keys)))
+        row.update(decoded.value or {})
+        rows.append({**row, "__ts": ts, TOMBSTONE: decoded.value is None})
+    return rows
+
+
+def dead_letter_writer(query_name: str, topic: str, path: str, bootstrap: str, settings: Settings):
+    """Writes a batch of a task's dead-letter rows (src_topic, src_partition, src_offset, ts, key,
+    value, reason) to the query's dead-letter topic and table."""
+    def write(dead: pa.Table, batch_id: int) -> int:
+        frame = pa.table({
+            "source_topic": dead.column("src_topic"), "partition": dead.column("src_partition"),
+            "offset": dead.column("src_offset"), "timestamp": dead.column("ts"),
+            "key": dead.column("key"), "value": dead.column("value"), "reason": dead.column("reason"),
+            "query": pa.array([query_name] * dead.num_rows)})
+        return write_dead_letters(frame, batch_id, topic, path, bootstrap, settings)
+
+    return write
+
+
+def dead_letter_json(row: dict) -> bytes:
+    """The dead-letter topic's value: the fields as JSON, raw key/value bytes base64."""
+    def b64(data: bytes | None) -> str | None:
+        return None if data is None else base64.b64encode(data).decode("ascii")
+    return json.dumps({
+        "source_topic": row["source_topic"], "partition": row["partition"], "offset": row["offset"],
+        "timestamp": row["timestamp"], "key": b64(row["key"]), "value": b64(row["value"]),
+        "reason": row["reason"], "query": row["query"],
+    }).encode("utf-8")
+
+
+def write_dead_letters(table: pa.Table, batch_id: int, topic: str, delta_path: str, bootstrap: str,
+                       settings: Settings | None = None) -> int:
+    """Write one micro-batch of dead letters (DEAD_LETTER_ARROW_SCHEMA) to the topic and the Delta
+    table; return how many there were (0 for a replay already written).
+
+    The batch is recorded in the Delta table last, under app id `dead-letters:<query>`: a replay
+    whose Delta commit landed is skipped entirely (a crash between the produce and that commit
+    produces the batch to the topic again, with the same records)."""
+    table = table.cast(DEAD_LETTER_ARROW_SCHEMA)
+    if table.num_rows == 0:
+        return 0
+    queries = sorted(set(table.column("query").to_pylist()))
+    sink = DeltaSink(delta_path, mode="append", app_id=f"dead-letters:{','.join(queries)}")
+    committed = sink.committed_batch()
+    if committed is not None and committed >= batch_id:
+        return 0
+    admin.produce(bootstrap, topic, [
+        OutRecord(key=row["key"], value=dead_letter_json(row), timestamp_ms=row["timestamp"])
+        for row in table.to_pylist()], settings=settings)
+    sink.write_batch(table, batch_id)
+    return table.num_rows

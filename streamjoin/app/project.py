@@ -1,0 +1,147 @@
+"""Load a `sql/` folder into `Query` objects: each folder's `sources.sql` declares its inputs, every
+other `.sql` file is one query (one asset). A file's flavour comes from a first-line
+`-- dialect: X` comment, else from its folder's name when that is a flavour, else ksqlDB. Header
+comments `-- mode:` and `-- schedule:` set the run mode and a repartition job's cron.
+
+A `Query` is compiled once, when it is loaded, and keeps its compiled sub-topologies: a run, a
+backfill, a check or a sensor tick all use that compilation, so what runs is what EXPLAIN shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from streamjoin.dialect import FLAVOURS, declared_flavour
+from streamjoin.plan import explain, plan_program
+from streamjoin.plan import nodes as P
+from streamjoin.plan.catalog import Catalog
+from streamjoin.plan.rewrites import split_repartitions, walk
+from streamjoin.runtime.compiled import CompiledQuery
+
+SOURCES_FILE = "sources.sql"
+_HEADER = re.compile(r"^--\s*(mode|schedule)\s*:\s*(.+?)\s*$", re.I | re.M)
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A declared input relation (from sql/sources.sql) and the topic behind it."""
+
+    name: str
+    kind: str  # stream | table | versioned_table
+    topic: str
+    partitions: int
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query file of `sql/`: one asset.
+
+    `name` is the file stem (the asset key), `group` the folder below sql/ ("default" at the top).
+    `mode` is `available_now` (default) or `continuous`, from a `-- mode:` header comment;
+    `schedule` is a cron string from a `-- schedule:` header comment (PARTITION BY jobs).
+    `compiled` are its sub-topologies, upstream (repartition steps) first; every other field
+    is derived from them when the file is loaded.
+    """
+
+    name: str
+    group: str
+    path: Path
+    sql: str
+    dialect: str
+    explain: str
+    source_names: tuple[str, ...]
+    source_topics: tuple[str, ...]
+    repartition_topics: tuple[str, ...]
+    output_topic: str
+    output_kind: str  # stream | table
+    mode: str = "available_now"
+    schedule: str | None = None
+    is_repartition: bool = False  # a standalone PARTITION BY statement
+    repartition_inputs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (internal topic, topics it re-keys)
+    compiled: tuple[CompiledQuery, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def code_version(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()[:16]
+
+    @property
+    def state_fingerprint(self) -> str:
+        """Changes exactly when the compiled topology changes (operators, keys, windows, schema);
+        comments or whitespace in the SQL leave it alone. A changed fingerprint means the
+        checkpoint is incompatible: the query needs a reset + backfill, not a restart."""
+        return hashlib.sha256(self.explain.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SqlProject:
+    root: Path
+    sources: tuple[SourceSpec, ...]
+    queries: tuple[Query, ...]
+
+    def query(self, name: str) -> Query:
+        for q in self.queries:
+            if q.name == name:
+                return q
+        raise KeyError(f"no query named {name!r} in {self.root}")
+
+
+def folder_flavour(folder: Path, text: str) -> str:
+    return declared_flavour(text, folder.name.lower() if folder.name.lower() in FLAVOURS else "ksqldb")
+
+
+def folder_catalog(folder: Path) -> Catalog:
+    """The sources declared in `folder/sources.sql` (empty when there is none)."""
+    path = folder / SOURCES_FILE
+    if not path.exists():
+        return Catalog()
+    text = path.read_text()
+    return plan_program(text, Catalog(), folder_flavour(folder, text), file=str(path)).catalog
+
+
+def compile_file(path: Path) -> list[CompiledQuery]:
+    """The file's queries as sub-topologies, upstream (repartitions) first. Raises the planner's
+    positioned error for a broken file."""
+    text = path.read_text()
+    flavour = folder_flavour(path.parent, text)
+    program = plan_program(text, folder_catalog(path.parent), flavour, file=str(path))
+    if not program.queries:
+        raise ValueError(f"{path}: holds no query (declare inputs in {SOURCES_FILE})")
+    return [CompiledQuery(sub, flavour) for q in program.queries for sub in split_repartitions(q.root)]
+
+
+def load_project(sql_dir: Path) -> SqlProject:
+    """Parse, plan and compile every file below `sql_dir`. Raises the planner's error (file,
+    line, column, snippet) for a broken file — never skips it."""
+    sql_dir = Path(sql_dir).resolve()
+    sources: dict[str, SourceSpec] = {}
+    queries = []
+    for path in sorted(sql_dir.rglob("*.sql")):
+        if path.name == SOURCES_FILE:
+            for s in folder_catalog(path.parent):
+                sources[s.topic] = SourceSpec(s.name, s.kind, s.topic, s.partitions or 1)
+            continue
+        queries.append(load_query(sql_dir, path))
+    return SqlProject(sql_dir, tuple(sources.values()), tuple(queries))
+
+
+def load_query(sql_dir: Path, path: Path) -> Query:
+    text = path.read_text()
+    compiled = compile_file(path)
+    main = compiled[-1]
+    headers = {k.lower(): v for k, v in _HEADER.findall(text)}
+    inputs = [n.source for q in compiled for n in walk(q.sink) if isinstance(n, P.Source)]
+    internal = {q.sink.topic for q in compiled[:-1]}
+    group = path.parent.relative_to(sql_dir).as_posix().replace("/", "_") if path.parent != sql_dir else "default"
+    is_repartition = any(isinstance(n, P.Repartition) and n.reason == "PARTITION BY" for n in walk(main.sink))
+    return Query(
+        name=path.stem, group=group, path=path, sql=text, dialect=main.dialect,
+        explain="\n\n".join(explain(q.sink) for q in compiled),
+        source_names=tuple(dict.fromkeys(s.name for s in inputs if s.topic not in internal)),
+        source_topics=tuple(dict.fromkeys(s.topic for s in inputs if s.topic not in internal)),
+        repartition_topics=tuple(sorted(internal)), output_topic=main.sink.topic, output_kind=main.sink.kind,
+        mode=headers.get("mode", "available_now"), schedule=headers.get("schedule"),
+        is_repartition=is_repartition and len(inputs) == 1,
+        repartition_inputs=tuple((q.sink.topic, q.input_topics) for q in compiled[:-1]), compiled=tuple(compiled))

@@ -1,0 +1,38 @@
+"""`streamjoin run-cases FILE_OR_DIR...`: conformance cases through broker + Spark."""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run-cases", help="run conformance cases through the real path (Kafka -> Spark -> topic)")
+    parser.add_argument("paths", nargs="+", help="case files (.json) or folders of them")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only cases whose id starts with this (repeatable)")
+    parser.add_argument("--parallel", type=int, default=3,
+                        help="cases run at once on the one SparkSession (default 3)")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from streamjoin.kafka.embedded import ensure_bootstrap
+    from streamjoin.runner.cases import load_cases
+    from streamjoin.settings import Settings
+    from streamjoin.runner.run import CaseRunner
+    from streamjoin.spark.session import get_spark
+
+    cases = [c for c in load_cases(args.paths) if not args.only or c.id.startswith(tuple(args.only))]
+    settings = Settings.from_env()
+    runner = CaseRunner(get_spark(settings, "streamjoin-cases"), ensure_bootstrap(settings), settings)
+    passed = failed = 0
+    try:
+        for result in runner.run_all(cases, args.parallel):
+            print(result.line(), flush=True)
+            passed, failed = (passed + 1, failed) if result.status == "PASS" else (passed, failed + 1)
+    finally:
+        runner.close()
+    print(f"{passed} passed, {failed} failed")
+    sys.stdout.flush()
+    return 0 if failed == 0 else 1

@@ -1,0 +1,275 @@
+"""Compile sqlglot expressions into Python callables with SQL semantics.
+
+    scope = Scope({"o": {"id": "INT", "ordertime": "TIMESTAMP(3)"}, "s": ["orderId", "shiptime"]})
+    within = compile_expr(sqlglot.parse_one(
+        "o.ordertime BETWEEN s.shiptime - INTERVAL '4' HOUR AND s.shiptime"), scope)
+    within({"o": {"id": 1, "ordertime": 36_000_000}, "s": {"orderId": 1, "shiptime": 46_800_000}})
+    # -> True;  with "s": None (null-padded by an outer join) -> None
+
+An environment (`Env`) maps each relation alias to its current row, or to None when an outer join
+null-pads that relation (all its columns are NULL). Compilation resolves every column once;
+evaluation is a chain of closures. Value representations: see `streamjoin.expr.values`
+(timestamps are int epoch millis). Functions and their dialect differences: docs/functions.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from sqlglot import exp
+
+from streamjoin.expr.core import (
+    Env,
+    Evaluator,
+    ExpressionError,
+    compile_node,
+    compiles,
+    constant,
+    guarded,
+)
+from streamjoin.expr.values import (
+    format_timestamp,
+    interval_millis,
+    is_timestamp_type,
+    parse_timestamp,
+    struct_field,
+    to_millis,
+)
+
+__all__ = [
+    "Env",
+    "Evaluator",
+    "ExprOptions",
+    "ExpressionError",
+    "Scope",
+    "compile_expr",
+    "compile_predicate",
+    "format_timestamp",
+    "interval_millis",
+    "parse_timestamp",
+    "to_millis",
+    "ROWTIME_FIELD",
+    "KEY_FIELD",
+]
+
+# Row fields the decoders fill for the pseudo-columns when a relation does not declare a column
+# of that name: ROWTIME (event time, epoch ms; s-Server/ksqlDB) and _key (the record key; Lenses).
+# `_value` (Lenses) is the row itself without these two fields.
+ROWTIME_FIELD = "ROWTIME"
+KEY_FIELD = "_key"
+PSEUDO_TYPES = {"ROWTIME": "TIMESTAMP", "_KEY": None, "_VALUE": None}
+DIALECTS = ("ksqldb", "flink", "lenses", "sqlstream")
+
+
+@dataclass(frozen=True)
+class ExprOptions:
+    """Dialect-dependent choices. `dialect` selects function semantics (docs/functions.md);
+    `double_quoted_strings` makes an unresolvable double-quoted name a string literal (Lenses'
+    `substr(name, 1) = "J"`); `array_index_base` is the subscript of an array's first element."""
+
+    dialect: str = "ksqldb"
+    double_quoted_strings: bool = False
+    array_index_base: int = 1
+
+    def __post_init__(self) -> None:
+        if self.dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {self.dialect!r}: expected one of {', '.join(DIALECTS)}")
+
+
+@dataclass(frozen=True)
+class ColumnRef:
+    """A resolved column: `alias` None means ROWTIME across every relation (s-Server: the
+    later input rowtime). `fields` are struct fields read from the column's value."""
+
+    alias: str | None
+    column: str
+    type: str | None
+    fields: tuple[str, ...] = ()
+    pseudo: bool = False
+
+
+class Scope:
+    """The relations an expression can see: alias -> column names, or name -> declared type
+    (a type string or a catalog `SqlType`; TIMESTAMP columns are read as epoch millis).
+
+    Names match case-insensitively (ksqlDB upper-cases unquoted names, Flink and Lenses keep
+    them); an exact match wins. Unqualified names resolve when exactly one relation has them."""
+
+    def __init__(
+        self,
+        relations: Mapping[str, Iterable[str] | Mapping[str, Any]],
+        options: ExprOptions = ExprOptions(),
+    ):
+        self.options = options
+        self.relations: dict[str, dict[str, str | None]] = {
+            alias: {name: _type_name(kind) for name, kind in columns.items()}
+            if isinstance(columns, Mapping)
+            else dict.fromkeys(columns)
+            for alias, columns in relations.items()
+        }
+
+    def find_alias(self, name: str) -> str | None:
+        return _match(name, self.relations, "relation")
+
+    def resolve(self, parts: list[str], node: exp.Expression | None = None) -> ColumnRef:
+        """`[alias, column, field...]` or `[column, field...]` -> ColumnRef. Relation names may
+        contain dots (`stocks.order_quantity`), so the longest matching prefix is the alias."""
+        for split in range(len(parts) - 1, 0, -1):
+            alias = self.find_alias(".".join(parts[:split]))
+            if alias is not None:
+                return self._in_relation(alias, parts[split], parts[split + 1 :], node)
+        name, fields = parts[0], tuple(parts[1:])
+        owners = [alias for alias, columns in self.relations.items() if _match(name, columns, "column")]
+        if len(owners) == 1:
+            return self._in_relation(owners[0], name, fields, node)
+        if len(owners) > 1:
+            raise ExpressionError(f"column {name!r} is ambiguous: it is in {', '.join(owners)}", node)
+        pseudo = name.upper()
+        if pseudo == "ROWTIME" or (pseudo in PSEUDO_TYPES and len(self.relations) == 1):
+            alias = next(iter(self.relations)) if len(self.relations) == 1 else None
+            return ColumnRef(alias, pseudo, PSEUDO_TYPES[pseudo], fields, pseudo=True)
+        if pseudo in PSEUDO_TYPES:
+            raise ExpressionError(f"{name} is ambiguous: qualify it with one of {self._aliases()}", node)
+        if fields:
+            raise ExpressionError(
+                f"unknown relation or column {name!r} in {'.'.join(parts)} (relations: {self._aliases()})", node
+            )
+        raise ExpressionError(f"unknown column {name!r} (relations: {self._aliases()})", node)
+
+    def _in_relation(self, alias: str, name: str, fields: Iterable[str], node) -> ColumnRef:
+        columns = self.relations[alias]
+        column = _match(name, columns, "column")
+        if column is not None:
+            return ColumnRef(alias, column, columns[column], tuple(fields))
+        if name.upper() in PSEUDO_TYPES:
+            return ColumnRef(alias, name.upper(), PSEUDO_TYPES[name.upper()], tuple(fields), pseudo=True)
+        raise ExpressionError(
+            f"unknown column {name!r} in {alias} (columns: {', '.join(columns) or 'none'})", node
+        )
+
+    def _aliases(self) -> str:
+        return ", ".join(self.relations) or "none"
+
+    def static_type(self, node: exp.Expression) -> str | None:
+        """'TIMESTAMP' when `node` certainly yields a timestamp (so CAST to STRING formats it and
+        a string literal compared with it is parsed), else the declared type name or None."""
+        if isinstance(node, exp.Paren):
+            return self.static_type(node.this)
+        if isinstance(node, exp.Column):
+            try:
+                declared = self.resolve(_column_parts(node), node)
+            except ExpressionError:
+                return None
+            kind = None if declared.fields else declared.type
+            return "TIMESTAMP" if is_timestamp_type(kind) else kind
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            name = node.to.this.name
+            return "TIMESTAMP" if is_timestamp_type(name) else name
+        if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
+            return "TIMESTAMP"
+        if isinstance(node, (exp.Add, exp.Sub)) and (
+            isinstance(node.expression, exp.Interval) or isinstance(node.this, exp.Interval)
+        ):
+            return "TIMESTAMP"
+        return None
+
+
+def _type_name(kind: Any) -> str | None:
+    """A declared type as text: a string as written, or the catalog's `SqlType` by its name."""
+    return kind if kind is None or isinstance(kind, str) else getattr(kind, "name", str(kind))
+
+
+def _match(name: str, names: Iterable[str], what: str) -> str | None:
+    """`name` itself if present, else the one name equal ignoring case."""
+    if name in names:
+        return name
+    folded = [candidate for candidate in names if candidate.casefold() == name.casefold()]
+    if len(folded) > 1:
+        raise ExpressionError(f"{what} {name!r} matches {folded} ignoring case; quote it exactly")
+    return folded[0] if folded else None
+
+
+def _column_parts(node: exp.Column) -> list[str]:
+    return [part.name for part in node.parts]
+
+
+def compile_expr(expression: exp.Expression, scope: Scope) -> Evaluator:
+    """`expression` -> `env -> value`. Compile errors and evaluation errors are
+    ExpressionErrors naming the expression (and its position when the parser recorded it)."""
+    return guarded(compile_node(expression, scope), expression)
+
+
+def compile_predicate(expression: exp.Expression, scope: Scope) -> Evaluator:
+    """A WHERE / ON condition: True only when the expression is TRUE (NULL and FALSE reject)."""
+    evaluate = compile_expr(expression, scope)
+    return lambda env: evaluate(env) is True
+
+
+@compiles(exp.Column)
+def _column(node: exp.Column, scope: Scope) -> Evaluator:
+    parts = _column_parts(node)
+    if isinstance(node.this, exp.Star):
+        raise ExpressionError("* is not a value; the planner expands it", node)
+    try:
+        ref = scope.resolve(parts, node)
+    except ExpressionError:
+        quoted = len(parts) == 1 and isinstance(node.this, exp.Identifier) and node.this.quoted
+        if quoted and scope.options.double_quoted_strings:
+            return constant(parts[0])
+        raise
+    read = _reader(ref)
+    for field in ref.fields:
+        read = field_reader(read, field)
+    if is_timestamp_type(ref.type) and not ref.fields:
+        return _as_millis(read)
+    return read
+
+
+def _reader(ref: ColumnRef) -> Evaluator:
+    if ref.alias is None:  # unqualified ROWTIME over several relations: the later rowtime
+        def latest_rowtime(env: Env) -> Any:
+            times = [row.get(ROWTIME_FIELD) for row in env.values() if row is not None]
+            times = [to_millis(t) for t in times if t is not None]
+            return max(times) if times else None
+
+        return latest_rowtime
+    alias, column = ref.alias, ref.column
+    if ref.pseudo and column == "_VALUE":
+        def read_value(env: Env) -> Any:
+            row = env[alias]
+            if row is None:
+                return None
+            return {k: v for k, v in row.items() if k not in (ROWTIME_FIELD, KEY_FIELD)}
+
+        return read_value
+    if ref.pseudo:
+        column = {"ROWTIME": ROWTIME_FIELD, "_KEY": KEY_FIELD}[column]
+
+    def read(env: Env) -> Any:
+        row = env[alias]
+        return None if row is None else row.get(column)
+
+    return read
+
+
+def _as_millis(read: Evaluator) -> Evaluator:
+    def read_millis(env: Env) -> Any:
+        value = read(env)
+        if value is None or type(value) is int:
+            return value
+        return to_millis(value)
+
+    return read_millis
+
+
+def field_reader(read: Evaluator, field: str) -> Evaluator:
+    def read_field(env: Env) -> Any:
+        value = read(env)
+        return None if value is None else struct_field(value, field)
+
+    return read_field
+
+
+# Registration side effects: the operator and function compilers join the dispatch table.
+from streamjoin.expr import forms, functions, ops  # noqa: E402,F401

@@ -1,0 +1,41 @@
+"""A case's sink records read back: decoded for comparison, checked for their partition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streamjoin.serde.formats import SerdeSpec, decode
+from streamjoin.kafka.murmur2 import default_partition
+from streamjoin.kafka.records import ConsumedRecord, dedupe_replayed
+from streamjoin.runner.compare import OutputRecord
+
+
+def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[OutputRecord]:
+    """Sink records in partition then offset order, replayed copies dropped, decoded."""
+    ordered = sorted(records, key=lambda r: (r.partition, r.offset))
+    out = []
+    for r in dedupe_replayed(ordered):
+        decoded = decode(serde, r.key, r.value, r.timestamp_ms)
+        key = None if decoded.key is None else (decoded.key[0] if len(decoded.key) == 1 else
+                                                dict(zip((n for n, _ in serde.key_columns), decoded.key)))
+        out.append(OutputRecord(r.topic, r.partition, r.offset, r.timestamp_ms, key, _plain(decoded.value)))
+    return out
+
+
+def _plain(value: dict | None) -> Any:
+    if value is None:
+        return None
+    return {k: _timestamp_text(v) for k, v in value.items()}
+
+
+def _timestamp_text(v: Any) -> Any:
+    """Timestamps compare in the cases' text form 'YYYY-MM-DD HH:MM:SS.fff' (UTC)."""
+    if hasattr(v, "strftime") and hasattr(v, "microsecond"):
+        return v.strftime("%Y-%m-%d %H:%M:%S.") + f"{v.microsecond // 1000:03d}"
+    return v
+
+
+def misplaced(records: list[ConsumedRecord], partitions: int) -> list[str]:
+    """Records whose partition is not Kafka's default partition of their key bytes."""
+    return [f"key {r.key!r} in partition {r.partition}, murmur2 says {default_partition(r.key, partitions)}"
+            for r in records if r.key is not None and r.partition != default_partition(r.key, partitions)]

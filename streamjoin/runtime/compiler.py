@@ -1,0 +1,229 @@
+"""Compile a planned query (`streamjoin.plan` nodes ending in a Sink) into the pipeline one task
+runs (`streamjoin.runtime`): join nodes become `JoinStage`s around the operator their kind names,
+expressions become closures over the stage's env (`streamjoin.expr.compile`), sources and sink become
+serde specs (`streamjoin.serde.formats`).
+
+A `RuntimeFactory` is what Spark ships to the workers: it compiles the pipeline there, once per
+task, so nothing but the plan itself has to be pickled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from sqlglot import exp
+
+from streamjoin import plan as P
+from streamjoin.plan.catalog import SourceDef
+from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
+from streamjoin.serde.formats import SerdeSpec
+from streamjoin.operators.base import Side
+from streamjoin.runtime.joins import build_processor
+from streamjoin.expr.aggregates import compile_aggregates
+from streamjoin.runtime.stages import (AggregateStage, Env, FilterStage, JoinStage, LateralStage, Pipeline,
+                                      ProjectStage, RekeyStage, Stage)
+from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
+from streamjoin.dialect.types import SqlType, parse_type
+
+ANY = "ANY"  # a value whose type is only known at run time: encoded as it is
+OUTPUT = "output"  # the relation the query's projection produces, read by the sink
+
+
+@dataclass
+class _Fragment:
+    """A compiled subtree: its most downstream stage (None for a bare source), the source
+    entries still waiting for a stage, and the relations (alias -> column types) it exposes."""
+
+    head: Stage | None
+    pending: list[tuple[str, SerdeSpec, Entry]]  # (topic, serde, entry without its stage yet)
+    relations: dict[str, dict[str, str | None]]
+
+
+@dataclass
+class _Builder:
+    options: ExprOptions
+    entries: dict[str, tuple[SerdeSpec, list[Entry]]] = field(default_factory=dict)
+    stages: list[Stage] = field(default_factory=list)
+    inputs_of: dict[str, dict] = field(default_factory=dict)  # projection alias -> relations below it
+    broadcast: bool = False  # building the referenced side of a foreign-key join: every task reads it whole
+
+    def scope(self, *relations: dict[str, dict]) -> Scope:
+        merged: dict[str, dict] = {}
+        for r in relations:
+            merged.update(r)
+        return Scope(merged, self.options)
+
+    def attach(self, fragment: _Fragment, stage: Stage, port: Side) -> None:
+        if fragment.head is None:
+            for topic, serde, entry in fragment.pending:
+                self.entries.setdefault(topic, (serde, []))[1].append(replace(entry, stage=stage, port=port))
+        else:
+            fragment.head.downstream, fragment.head.port = stage, port
+
+    def add(self, stage: Stage, child: _Fragment, relations: dict) -> _Fragment:
+        self.attach(child, stage, Side.LEFT)
+        self.stages.append(stage)
+        return _Fragment(stage, [], relations)
+
+    def build(self, node: P.PlanNode) -> _Fragment:
+        if isinstance(node, P.Source):
+            return self.source(node)
+        if isinstance(node, P.Repartition):
+            child = self.build(node.child)
+            stage = RekeyStage(key_function(node.key, self.scope(child.relations)))
+            return self.add(stage, child, child.relations)
+        if isinstance(node, P.Project):
+            return self.project(node)
+        if isinstance(node, P.Join):
+            return self.join(node)
+        if isinstance(node, P.Filter):
+            child = self.build(node.child)
+            predicate = compile_predicate(node.predicate, self.scope(child.relations))
+            return self.add(FilterStage(predicate), child, child.relations)
+        if isinstance(node, P.Lateral):
+            child = self.build(node.child)
+            array = compile_expr(node.expression, self.scope(child.relations))
+            # Lenses: the alias names a relation whose one column has the same name.
+            stage = LateralStage(array, node.alias, node.alias)
+            return self.add(stage, child, {**child.relations, node.alias: {node.alias: None}})
+        raise NotImplementedError(f"cannot compile {node.label} yet")
+
+    def project(self, node: P.Project) -> _Fragment:
+        """A view's projection inside a query (its output is relation `node.alias`), or the
+        query's own projection (relation OUTPUT, read by the sink). Above an Aggregate the
+        projection is the aggregate's SELECT list."""
+        alias = node.alias or OUTPUT
+        columns = {**node.key_columns, **node.value_columns}
+        if isinstance(node.child, P.Aggregate):
+            child = self.build(node.child.child)
+            select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
+            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by))
+            stage = AggregateStage(plan, alias)
+        else:
+            child = self.build(node.child)
+            scope = self.scope(child.relations)
+            stage = ProjectStage(alias, tuple((name, compile_expr(e, scope)) for name, e in columns.items()))
+        types = {name: _static_type(e, self.scope(child.relations)) for name, e in columns.items()}
+        self.inputs_of[alias] = child.relations
+        return self.add(stage, child, {alias: types})
+
+    def source(self, node: P.Source) -> _Fragment:
+        source = node.source
+        serde = source_serde(source)
+        columns = {name: str(t) if t is not None else None for name, t in source.columns.items()}
+        entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast)
+        return _Fragment(None, [(source.topic, serde, entry)], {node.alias: columns})
+
+    def join(self, node: P.Join) -> _Fragment:
+        left = self.build(node.left)
+        outer, self.broadcast = self.broadcast, self.broadcast or isinstance(node, P.ForeignKeyJoin)
+        right = self.build(node.right)
+        self.broadcast = outer
+        left_scope, right_scope = self.scope(left.relations), self.scope(right.relations)
+        both = self.scope(left.relations, right.relations)
+        foreign_key = key_function(node.left_keys, left_scope)
+        # A foreign-key join's left input stays keyed by its primary key; the FK picks the right row.
+        left_keys = node.left.key if isinstance(node, P.ForeignKeyJoin) else node.left_keys
+        stage = JoinStage(
+            processor=build_processor(node, residual=_residual(node.residual, both), foreign_key=foreign_key),
+            left_key=key_function(left_keys, left_scope),
+            right_key=key_function(node.right_keys, right_scope),
+            left_aliases=tuple(left.relations),
+            right_aliases=tuple(right.relations),
+        )
+        self.attach(left, stage, Side.LEFT)
+        self.attach(right, stage, Side.RIGHT)
+        self.stages.append(stage)
+        return _Fragment(stage, [], {**left.relations, **right.relations})
+
+
+def key_function(keys: tuple[exp.Expression, ...], scope: Scope) -> Callable[[Env], tuple | None]:
+    """The join key of an env: a tuple of the key expressions; None when any part is NULL
+    (a NULL never equals anything). No keys (CROSS): the one empty key."""
+    parts = [compile_expr(k, scope) for k in keys]
+
+    def key(env: Env) -> tuple | None:
+        values = tuple(part(env) for part in parts)
+        return None if any(v is None for v in values) else values
+
+    return key
+
+
+def _residual(predicate: exp.Expression | None, scope: Scope):
+    if predicate is None:
+        return None
+    test = compile_predicate(predicate, scope)
+
+    def residual(left: Env | None, right: Env | None) -> Any:
+        return test({**(left or {}), **(right or {})})
+
+    return residual
+
+
+def sql_type(raw: str | None) -> SqlType:
+    return parse_type(raw) if raw else parse_type(ANY)
+
+
+def source_serde(source: SourceDef) -> SerdeSpec:
+    """The wire layout of a source's records: key columns in the record key (unless the source
+    carries them in the value), the other columns in the value; PROCTIME columns in neither."""
+    wire_keys = () if source.key_in_value else source.key_columns
+    key = tuple((name, source.columns[name]) for name in wire_keys)
+    value = tuple((name, t) for name, t in source.columns.items()
+                  if name not in wire_keys and not t.proctime)
+    return SerdeSpec(source.key_format if key else "NONE", key, source.value_format, value,
+                     timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns))
+
+
+def _static_type(expression: exp.Expression, scope: Scope) -> str | None:
+    try:
+        return scope.static_type(expression)
+    except Exception:  # noqa: BLE001 - a type we cannot tell statically is typed at run time
+        return None
+
+
+@dataclass(frozen=True)
+class RuntimeFactory:
+    """Builds a task's runtime from the plan (picklable: only the plan and options travel)."""
+
+    sink: P.Sink
+    options: ExprOptions = ExprOptions()
+
+    def __call__(self, task: int) -> PipelineRuntime:
+        builder = _Builder(self.options)
+        fragment = builder.build(self.sink.child)
+        binding = sink_binding(self.sink, fragment.relations[OUTPUT], self.key_types(builder))
+        if fragment.head is None:  # no stage at all: records go straight to the sink
+            for topic, serde, entry in fragment.pending:
+                builder.entries.setdefault(topic, (serde, []))[1].append(entry)
+        inputs = {topic: (serde, tuple(entries)) for topic, (serde, entries) in builder.entries.items()}
+        return PipelineRuntime(inputs, Pipeline(builder.stages), binding, task)
+
+    def key_types(self, builder: _Builder) -> tuple[str | None, ...]:
+        """Types of the result key (the join, group or partition key under the projection)."""
+        scope = builder.scope(builder.inputs_of[OUTPUT])
+        return tuple(_static_type(k, scope) for k in self.sink.child.child.key)
+
+
+def sink_binding(sink: P.Sink, output: dict[str, str | None], key_types: tuple) -> SinkBinding:
+    """The output record: key = the result's key (join key, group key or PARTITION BY key) named
+    as the projection names it; value = the projected value columns."""
+    project: P.Project = sink.child
+    names = list(project.key_columns) or (["_key"] if len(key_types) == 1 else [f"_key{i}" for i in range(len(key_types))])
+    key_columns = tuple((name, sql_type(t)) for name, t in zip(names, key_types))
+    value_columns = tuple((name, sql_type(output[name])) for name in project.value_columns)
+    # KAFKA keys hold one primitive of a known type; several columns, or an expression whose
+    # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
+    untyped = any(t is None for t in key_types)
+    key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
+    serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns)
+    columns = tuple((name, _output_column(name)) for name in project.value_columns)
+    return SinkBinding(sink.topic, serde, columns)
+
+
+def _output_column(name: str) -> Callable[[Env], Any]:
+    def column(env: Env) -> Any:
+        return env[OUTPUT][name]
+
+    return column

@@ -1,0 +1,57 @@
+"""What a task runtime promises whoever drives it (the Spark adapter, the local runner): records
+in as `InputRow`s, encoded `Emitted` records out, `RecordRejected` for a record that goes to the
+dead letters, and counters. Pure Python: any driver can run a task."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InputRow:
+    topic: str
+    partition: int
+    offset: int
+    ts: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """An encoded output record bound for one sink topic."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    ts: int
+
+
+class RecordRejected(Exception):
+    """A record that cannot be decoded; it goes to the dead letters with this reason."""
+
+
+class TaskRuntime(ABC):
+    """The pure-Python side of one task. Picklable; everything it keeps is state."""
+
+    input_topics: frozenset[str]
+
+    def __init__(self) -> None:
+        self.metrics: Counter = Counter()
+        self.stream_time: int | None = None  # the largest event time the task has seen
+        self.ended_topics: set[str] = set()
+        self.ended = False
+
+    @abstractmethod
+    def process(self, row: InputRow) -> list[Emitted]:
+        """Decode and process one record; raise RecordRejected for a bad one."""
+
+    @abstractmethod
+    def end_of_input(self) -> list[Emitted]:
+        """All inputs are exhausted: advance time to the end and emit what that closes."""
+
+    def counters(self) -> Counter:
+        """Everything the task counted so far (its own counts and its operators')."""
+        return Counter(self.metrics)

@@ -1,0 +1,319 @@
+"""Record formats as ksqlDB defines them: decode Kafka key/value bytes into typed rows and back.
+
+Key formats: KAFKA (one primitive column with the standard Kafka serializers: STRING UTF-8,
+INT 4-byte and BIGINT 8-byte big-endian two's complement, DOUBLE 8-byte IEEE big-endian, BYTES
+raw), JSON (a bare JSON value for one key column, an object for several), DELIMITED (one text
+line, columns in order) and NONE (the key is not read). Value formats: JSON (an object by column
+name, matched case-insensitively, missing = NULL; `wrap_single_value=False` reads/writes a bare
+value for a single column), DELIMITED (comma-separated by default, columns in declared order,
+empty field = NULL) and KAFKA (one primitive column). A null value (no bytes) is a tombstone on a
+table and a null-value record on a stream: it decodes to `value=None`, never an error.
+
+Columns that are not read from the payload: `... PROCTIME` columns (the engine computes them on
+arrival; they are absent from the decoded value) and `record_ts_columns` (Flink
+`METADATA FROM 'timestamp' VIRTUAL`: filled from the record timestamp).
+Value types: see `streamjoin.serde.values`; docs/formats.md has the full table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import struct
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Callable, Mapping, Sequence
+
+from streamjoin.serde.values import (
+    DecodeError, EncodeError, datetime_to_millis, json_reader, json_writer, millis_to_datetime,
+    struct_reader, struct_writer, text_reader, text_writer,
+)
+from streamjoin.dialect.types import SqlType, parse_type
+
+__all__ = ["SerdeSpec", "DecodedRecord", "DecodeError", "EncodeError", "decode", "encode_key", "encode_value"]
+
+KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE")
+VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA")
+_KAFKA_PRIMITIVES = {"INT": struct.Struct(">i"), "BIGINT": struct.Struct(">q"), "DOUBLE": struct.Struct(">d")}
+_DELIMITER_NAMES = {"SPACE": " ", "TAB": "\t"}
+Columns = tuple[tuple[str, SqlType], ...]
+
+
+@dataclass(frozen=True)
+class SerdeSpec:
+    """How one topic's records are laid out. Hashable: decoders are built once per spec.
+
+    `key_columns` / `value_columns` are (name, type) in declared order; names are kept as given
+    (ksqlDB upper-cases unquoted identifiers before they get here). `timestamp_column` names the
+    event-time column (TIMESTAMP, or BIGINT epoch millis) or is None for the record timestamp.
+    """
+
+    key_format: str
+    key_columns: Columns
+    value_format: str
+    value_columns: Columns
+    timestamp_column: str | None = None
+    record_ts_columns: tuple[str, ...] = ()
+    wrap_single_value: bool = True
+    delimiter: str = ","
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key_format", self.key_format.upper())
+        object.__setattr__(self, "value_format", self.value_format.upper())
+        object.__setattr__(self, "delimiter", _DELIMITER_NAMES.get(self.delimiter.upper(), self.delimiter))
+        if self.key_format not in KEY_FORMATS:
+            raise ValueError(f"unknown key format {self.key_format!r}; supported: {', '.join(KEY_FORMATS)}")
+        if self.value_format not in VALUE_FORMATS:
+            raise ValueError(f"unknown value format {self.value_format!r}; supported: {', '.join(VALUE_FORMATS)}")
+        if len(self.delimiter) != 1:
+            raise ValueError(f"a DELIMITED delimiter is one character (or SPACE, TAB), not {self.delimiter!r}")
+        if self.key_format == "NONE" and self.key_columns:
+            raise ValueError("KEY_FORMAT 'NONE' cannot have key columns")
+        for side, fmt, columns in (("key", self.key_format, self.key_columns),
+                                   ("value", self.value_format, self.payload_columns)):
+            _check_format(side, fmt, columns)
+        if self.timestamp_column is not None:
+            ts_type = dict(self.key_columns + self.value_columns).get(self.timestamp_column)
+            if ts_type is None:
+                raise ValueError(f"timestamp column {self.timestamp_column!r} is not a column")
+            if not (ts_type.is_timestamp or ts_type.name in ("BIGINT", "INT")):
+                raise ValueError(f"timestamp column {self.timestamp_column!r} must be TIMESTAMP or BIGINT, not {ts_type}")
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_codec"}  # closures: rebuilt on use
+
+    @classmethod
+    def of(cls, columns: Mapping[str, str | SqlType], key: Sequence[str] = (), *, key_format: str = "KAFKA",
+           value_format: str = "JSON", timestamp: str | None = None, **options: Any) -> "SerdeSpec":
+        """Build from a catalog-style description: every column (key ones included) -> type string,
+        as in the conformance `sources[]` entries."""
+        typed = {name: parse_type(t) if isinstance(t, str) else t for name, t in columns.items()}
+        missing = [k for k in key if k not in typed]
+        if missing:
+            raise ValueError(f"key columns {missing} are not among the columns {list(typed)}")
+        return cls(
+            key_format=key_format,
+            key_columns=tuple((k, typed[k]) for k in key),
+            value_format=value_format,
+            value_columns=tuple((n, t) for n, t in typed.items() if n not in key),
+            timestamp_column=timestamp, **options,
+        )
+
+    @property
+    def payload_columns(self) -> Columns:
+        """The value columns that are in the record bytes (not PROCTIME, not from the record ts)."""
+        return tuple((n, t) for n, t in self.value_columns if not t.proctime and n not in self.record_ts_columns)
+
+    @property
+    def decoded_columns(self) -> Columns:
+        """Every column `decode` produces: key columns, then value columns minus PROCTIME ones."""
+        return self.key_columns + tuple((n, t) for n, t in self.value_columns if not t.proctime)
+
+
+@dataclass(frozen=True)
+class DecodedRecord:
+    key: tuple | None  # one entry per key column; None for a null key (or a key-less source)
+    value: dict[str, Any] | None  # value columns; None for a tombstone / null-value record
+    ts: int  # event time, epoch milliseconds
+
+
+def _check_format(side: str, fmt: str, columns: Columns) -> None:
+    if fmt == "KAFKA" and columns:
+        if len(columns) > 1:
+            raise ValueError(f"the KAFKA format holds a single column; {side} has {[n for n, _ in columns]}")
+        name, t = columns[0]
+        if t.name not in _KAFKA_PRIMITIVES and t.name not in ("STRING", "BYTES"):
+            raise ValueError(f"the KAFKA format supports INT, BIGINT, DOUBLE, STRING, BYTES; {side} column {name} is {t}")
+    if fmt == "DELIMITED":
+        for name, t in columns:
+            if t.is_nested:
+                raise ValueError(f"DELIMITED does not support ARRAY, MAP or STRUCT; {side} column {name} is {t}")
+
+
+# ---- codecs -------------------------------------------------------------------------------------
+
+def _kafka_codec(t: SqlType) -> tuple[Callable[[bytes, str], Any], Callable[[Any], bytes]]:
+    if t.name == "STRING":
+        def read_text(data: bytes, path: str) -> str:
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DecodeError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+        return read_text, lambda v: str(v).encode("utf-8")
+    if t.name == "BYTES":
+        return lambda data, path: data, bytes
+    packer = _KAFKA_PRIMITIVES[t.name]
+
+    def read_number(data: bytes, path: str) -> Any:
+        if len(data) != packer.size:
+            raise DecodeError(f"{path}: {t} in the KAFKA format is {packer.size} bytes, got {len(data)}")
+        return packer.unpack(data)[0]
+    return read_number, lambda v: packer.pack(float(v) if t.name == "DOUBLE" else int(v))
+
+
+def _delimited_codec(columns: Columns, delimiter: str, side: str):
+    readers = [(name, text_reader(t)) for name, t in columns]
+    writers = [text_writer(t) for _, t in columns]
+
+    def read(data: bytes) -> dict:
+        line = _utf8(data, side)
+        fields = next(csv.reader([line], delimiter=delimiter), [])
+        if len(fields) != len(readers):
+            raise DecodeError(f"{side}: expected {len(readers)} DELIMITED fields, got {len(fields)}")
+        return {name: None if text == "" else read_field(text, f"{side}.{name}")
+                for (name, read_field), text in zip(readers, fields)}
+
+    def write(values: Sequence[Any]) -> bytes:
+        out = io.StringIO()
+        csv.writer(out, delimiter=delimiter, lineterminator="").writerow(
+            "" if v is None else w(v) for w, v in zip(writers, values))
+        return out.getvalue().encode("utf-8")
+    return read, write
+
+
+def _utf8(data: bytes, side: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DecodeError(f"{side}: not UTF-8 ({e.reason} at byte {e.start})") from None
+
+
+_JSON = json.JSONDecoder(parse_float=Decimal)  # one decoder: json.loads(parse_float=...) builds one per call
+
+
+def _load_json(data: bytes, side: str) -> Any:
+    try:
+        text = data.decode("utf-8")
+        try:  # raw_decode skips the whitespace regexes of decode(); fall back for padded text
+            value, end = _JSON.raw_decode(text)
+            if end == len(text):
+                return value
+        except ValueError:
+            pass
+        return _JSON.decode(text)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DecodeError(f"{side}: not valid JSON ({e})") from None
+
+
+class _Codec:
+    """The compiled readers/writers of one SerdeSpec, built once (see `_codec`).
+
+    read_key(bytes) -> tuple | None; read_value(bytes) -> {payload column: value} | None;
+    write_key / write_value take the values in column order.
+    """
+
+    def __init__(self, spec: SerdeSpec) -> None:
+        self.spec = spec
+        read_key, self.write_key = self._side(spec.key_format, spec.key_columns, "key", bare_single=True)
+        key_names = [n for n, _ in spec.key_columns]
+
+        def read_key_tuple(data: bytes) -> tuple | None:
+            row = read_key(data)
+            if len(key_names) == 1:
+                part = row[key_names[0]]
+                return None if part is None else (part,)
+            key = tuple(row[n] for n in key_names)
+            return None if all(part is None for part in key) else key  # JSON `null`: a null key
+        self.read_key = read_key_tuple
+        self.read_value, self.write_value = self._side(
+            spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
+        # Columns filled from the record timestamp, and whether any value column is not read
+        # from the payload (else the payload dict is the value as is).
+        # (name, None | True | False): read from the payload | record ts as TIMESTAMP | as millis.
+        self.value_fill = [(n, t.is_timestamp if n in spec.record_ts_columns else None)
+                           for n, t in spec.value_columns if not t.proctime]
+        self.payload_is_value = len(spec.payload_columns) == len(self.value_fill)
+        self.key_reads = bool(spec.key_columns) and spec.key_format != "NONE"
+        self.ts_in_key = spec.timestamp_column is not None and spec.timestamp_column in key_names
+        self.ts_key_index = key_names.index(spec.timestamp_column) if self.ts_in_key else -1
+
+    def _side(self, fmt: str, columns: Columns, side: str, bare_single: bool):
+        """(bytes -> {column: value}, [values in column order] -> bytes) for one side."""
+        names = [n for n, _ in columns]
+        if not columns or fmt == "NONE":
+            return (lambda data: {}), (lambda values: None)
+        if fmt == "DELIMITED":
+            return _delimited_codec(columns, self.spec.delimiter, side)
+        if fmt == "KAFKA" or (fmt == "JSON" and bare_single and len(columns) == 1):
+            name, t = columns[0]
+            path = f"{side}.{name}"
+            if fmt == "KAFKA":
+                read_one, write_one = _kafka_codec(t)
+                return (lambda data: {name: read_one(data, path)}), (lambda values: write_one(values[0]))
+            read_json, write_json = json_reader(t), json_writer(t)
+            return ((lambda data: {name: read_json(_load_json(data, side), path)}),
+                    (lambda values: write_json(values[0]).encode("utf-8")))
+        read_object, write_object = struct_reader(columns), struct_writer(columns)
+
+        def read(data: bytes) -> dict | None:
+            payload = _load_json(data, side)
+            # JSON `null` is a null value, like no bytes at all.
+            return None if payload is None else read_object(payload, side)
+
+        def write(values: Sequence[Any]) -> bytes:
+            return write_object(dict(zip(names, values))).encode("utf-8")
+        return read, write
+
+
+def _codec(spec: SerdeSpec) -> _Codec:
+    # Kept on the spec itself: hashing a spec for a cache lookup costs more than decoding a field.
+    codec = spec.__dict__.get("_codec")
+    if codec is None:
+        codec = _Codec(spec)
+        object.__setattr__(spec, "_codec", codec)
+    return codec
+
+
+# ---- public API ---------------------------------------------------------------------------------
+
+def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int) -> DecodedRecord:
+    """Decode one Kafka record; raise DecodeError(reason) when it does not fit `spec`."""
+    codec = _codec(spec)
+    key = codec.read_key(key_bytes) if key_bytes is not None and codec.key_reads else None
+    value = None if value_bytes is None else codec.read_value(value_bytes)
+    if value is not None and not codec.payload_is_value:
+        payload, value = value, {}
+        for name, from_record_ts in codec.value_fill:
+            if from_record_ts is None:
+                value[name] = payload[name]
+            else:
+                value[name] = millis_to_datetime(record_ts) if from_record_ts else record_ts
+    return DecodedRecord(key, value, _event_time(spec, codec, key, value, record_ts))
+
+
+def _event_time(spec: SerdeSpec, codec: _Codec, key: tuple | None, value: dict | None, record_ts: int) -> int:
+    column = spec.timestamp_column
+    if column is None or value is None:  # a tombstone carries no columns: its record time counts
+        return record_ts
+    if codec.ts_in_key:
+        ts = None if key is None else key[codec.ts_key_index]
+    else:
+        ts = value[column]
+    if ts is None:
+        raise DecodeError(f"timestamp column {column} is NULL")
+    return datetime_to_millis(ts) if isinstance(ts, datetime) else int(ts)
+
+
+def encode_key(spec: SerdeSpec, key: tuple | Any | None) -> bytes | None:
+    """Serialize a key tuple (a bare value is accepted for one key column); None -> no key."""
+    if key is None or not spec.key_columns or spec.key_format == "NONE":
+        return None
+    values = tuple(key) if isinstance(key, (tuple, list)) else (key,)
+    if len(values) != len(spec.key_columns):
+        raise EncodeError(f"key {key!r} has {len(values)} parts; the key columns are {[n for n, _ in spec.key_columns]}")
+    if all(v is None for v in values):
+        return None
+    return _codec(spec).write_key(values)
+
+
+def encode_value(spec: SerdeSpec, row: Mapping[str, Any] | None) -> bytes | None:
+    """Serialize the value columns of `row` (a mapping by column name); None -> tombstone."""
+    if row is None:
+        return None
+    try:
+        values = [row[name] for name, _ in spec.payload_columns]
+    except KeyError as e:
+        raise EncodeError(f"row has no value column {e.args[0]!r}; it has {sorted(row)}") from None
+    return _codec(spec).write_value(values)

@@ -1,0 +1,65 @@
+"""Engine settings: where Kafka is, where local state and Delta tables live, where Spark runs.
+Read from the environment once (`Settings.from_env`) and passed down; nothing below reads it again."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+# Kafka security settings: (Settings field, environment variable, kafka-python keyword argument).
+# streamjoin.kafka.client turns them into client configuration.
+# The Spark source/sink options use the same names with a "kafka." prefix and dots, as in Spark's
+# built-in Kafka connector (e.g. "kafka.security.protocol").
+SECURITY = (
+    ("security_protocol", "STREAMJOIN_KAFKASECURITY_PROTOCOL", "security_protocol"),
+    ("sasl_mechanism", "STREAMJOIN_KAFKA_SASL_MECHANISM", "sasl_mechanism"),
+    ("sasl_username", "STREAMJOIN_KAFKA_SASL_USERNAME", "sasl_plain_username"),
+    ("sasl_password", "STREAMJOIN_KAFKA_SASL_PASSWORD", "sasl_plain_password"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where Kafka is and where local state lives.
+
+    kafka_bootstrap: "host:port[,host:port]"; None means "use the embedded broker".
+    home: state root (broker pid/log files, checkpoints, Delta tables).
+    """
+
+    kafka_bootstrap: str | None = None
+    home: Path = Path("var")
+    security_protocol: str | None = None
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: str | None = None
+    delta_root_override: Path | None = None
+    spark_master: str | None = None  # None: local[2]
+    spark_remote: str | None = None  # a Spark Connect URL; wins over spark_master
+
+    @property
+    def delta_root(self) -> Path:
+        """Where query output tables live: STREAMJOIN_DELTA_ROOT, else <home>/delta."""
+        return self.delta_root_override or self.home / "delta"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        env = os.environ if env is None else env
+        security = {field: env.get(var) or None for field, var, _ in SECURITY}
+        return cls(
+            kafka_bootstrap=env.get("STREAMJOIN_KAFKA_BOOTSTRAP") or None,
+            home=Path(env.get("STREAMJOIN_HOME") or "var").resolve(),
+            delta_root_override=Path(env["STREAMJOIN_DELTA_ROOT"]).resolve() if env.get("STREAMJOIN_DELTA_ROOT") else None,
+            spark_master=env.get("STREAMJOIN_SPARK_MASTER") or None,
+            spark_remote=env.get("STREAMJOIN_SPARK_REMOTE") or None,
+            **security,
+        )
+
+    def security_options(self) -> dict[str, str]:
+        """The security settings that are set, as Spark-style "kafka.*" options."""
+        return {
+            "kafka." + field.replace("_", "."): getattr(self, field)
+            for field, _, _ in SECURITY
+            if getattr(self, field)
+        }

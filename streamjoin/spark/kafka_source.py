@@ -1,0 +1,299 @@
+"""Spark's Kafka source rebuilt as a PySpark Python data source over kafka-python (Spark's JVM
+connector needs Maven, unreachable here). Same option names and row schema as
+`format("kafka")`, so that format is a drop-in where its jar exists.
+
+Offsets (in Spark checkpoints) are Spark Kafka's JSON: {"topic": {"0": 42, "1": 7}}, the next
+offset to read per partition. Each micro-batch reads [start, end) of every partition as one input
+partition, in topic then partition order: for a single topic, Spark partition i = Kafka partition i.
+
+Options: kafka.bootstrap.servers, kafka.security.protocol, kafka.sasl.* (see config.py),
+subscribe (comma list), startingOffsets (earliest|latest|JSON with -2 = earliest, -1 = latest),
+startingTimestamp (ms), endingOffsets (batch: latest|JSON), endingTimestamp (batch, ms),
+maxOffsetsPerTrigger (streaming).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Iterator, Mapping
+
+import pyarrow as pa
+from kafka import TopicPartition
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadMaxRows,
+                                              SupportsTriggerAvailableNow)
+
+from streamjoin.kafka.client import client_config_from_options
+from streamjoin.kafka import offsets
+
+SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset long, "
+              "timestamp timestamp, timestampType int, "
+              "headers array<struct<key: string, value: binary>>")
+ARROW_SCHEMA = pa.schema([
+    ("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()),
+    ("partition", pa.int32()), ("offset", pa.int64()),
+    ("timestamp", pa.timestamp("us", tz="UTC")), ("timestampType", pa.int32()),
+    ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
+])
+ARROW_BATCH_ROWS = 50_000
+EARLIEST, LATEST = -2, -1  # Spark's sentinels in offset JSON
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    client_config: dict
+    topics: tuple[str, ...]
+    starting_offsets: str
+    starting_timestamp: int | None
+    ending_offsets: str
+    ending_timestamp: int | None
+    max_offsets_per_trigger: int | None
+    end_of_input: bool = False
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> "SourceOptions":
+        # Spark hands a case-insensitive dict with lower-cased keys: always use .get().
+        topics = tuple(t.strip() for t in (options.get("subscribe") or "").split(",") if t.strip())
+        if not topics:
+            raise ValueError("option 'subscribe' (comma-separated topics) is required")
+
+        def optional_int(name: str) -> int | None:
+            raw = options.get(name)
+            try:
+                return None if raw in (None, "") else int(raw)
+            except ValueError:
+                raise ValueError(f"option {name!r} must be an integer, got {raw!r}") from None
+
+        return cls(client_config=client_config_from_options(options), topics=topics,
+                   starting_offsets=options.get("startingOffsets") or "earliest",
+                   starting_timestamp=optional_int("startingTimestamp"),
+                   ending_offsets=options.get("endingOffsets") or "latest",
+                   ending_timestamp=optional_int("endingTimestamp"),
+                   max_offsets_per_trigger=optional_int("maxOffsetsPerTrigger"),
+                   end_of_input=(options.get("streamjoin.endOfInput") or "").lower() == "true")
+
+
+@dataclass(frozen=True)
+class KafkaRange(InputPartition):
+    """One Kafka partition's offsets [start, end) in one micro-batch or batch read."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    end_marker: bool = False  # bounded input: append the partition's end-of-input marker row
+
+
+def to_json_offsets(by_tp: Mapping[TopicPartition, int]) -> dict:
+    result: dict = {}
+    for tp, offset in by_tp.items():
+        result.setdefault(tp.topic, {})[str(tp.partition)] = int(offset)
+    return result
+
+
+def from_json_offsets(by_topic: Mapping) -> dict[TopicPartition, int]:
+    return {TopicPartition(topic, int(p)): int(offset)
+            for topic, partitions in by_topic.items() for p, offset in partitions.items()}
+
+
+class _OffsetResolver:
+    """Driver-side offset lookups; opens its Kafka consumer lazily and never pickles it (Spark
+    ships readers to executors by pickling them)."""
+
+    def __init__(self, options: Mapping[str, str]):
+        self.opts = SourceOptions.parse(options)
+        self._consumer = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_consumer": None}
+
+    @property
+    def consumer(self):
+        if self._consumer is None:
+            self._consumer = offsets.offset_consumer(self.opts.client_config)
+        return self._consumer
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+    def partitions_now(self) -> list[TopicPartition]:
+        return offsets.topic_partitions(self.consumer, list(self.opts.topics))
+
+    def resolve(self, spec: str, timestamp_ms: int | None, tps: list[TopicPartition],
+                name: str) -> dict[TopicPartition, int]:
+        """Offsets for earliest|latest|JSON or a timestamp (which takes precedence). Partitions
+        a JSON spec leaves out start at earliest and end at latest."""
+        ends = offsets.log_end_offsets(self.consumer, tps)
+        if timestamp_ms is not None:
+            return offsets.offsets_for_timestamp(self.consumer, tps, timestamp_ms, ends)
+        starts = offsets.beginning_offsets(self.consumer, tps)
+        if spec.strip().lower() == "earliest":
+            return starts
+        if spec.strip().lower() == "latest":
+            return ends
+        try:
+            given = from_json_offsets(json.loads(spec))
+        except (ValueError, AttributeError, TypeError):
+            raise ValueError(f"option {name!r} must be earliest, latest or JSON like "
+                             f'{{"topic": {{"0": 23}}}}, got {spec!r}') from None
+        unknown = set(given) - set(tps)
+        if unknown:
+            raise ValueError(f"option {name!r} names unknown partitions {sorted(unknown)}")
+        missing = ends if name == "endingOffsets" else starts
+        resolved = {}
+        for tp in tps:
+            offset = given.get(tp, missing[tp])
+            resolved[tp] = {EARLIEST: starts[tp], LATEST: ends[tp]}.get(offset, offset)
+        return resolved
+
+
+def ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list:
+    """Input partitions for every partition in `end`, in topic then partition order."""
+    result = []
+    for tp in end:
+        first = start[tp]
+        if first > end[tp]:
+            raise ValueError(f"{tp}: start offset {first} is after end offset {end[tp]} "
+                             "(topic deleted and recreated?)")
+        result.append(KafkaRange(tp.topic, tp.partition, first, end[tp]))
+    return result
+
+
+def read_range_as_arrow(client_config: dict, part: KafkaRange) -> Iterator[pa.RecordBatch]:
+    """Rows of one KafkaRange as Arrow record batches in offset order."""
+    if part.start >= part.end:
+        return
+    consumer = offsets.data_consumer(client_config)
+    try:
+        columns: dict[str, list] = {name: [] for name in ARROW_SCHEMA.names}
+        tp = TopicPartition(part.topic, part.partition)
+        for record in offsets.read_range(consumer, tp, part.start, part.end):
+            columns["key"].append(record.key)
+            columns["value"].append(record.value)
+            columns["offset"].append(record.offset)
+            columns["timestamp"].append(record.timestamp * 1000)
+            columns["timestampType"].append(record.timestamp_type)
+            columns["headers"].append([{"key": k, "value": v} for k, v in record.headers])
+            if len(columns["offset"]) >= ARROW_BATCH_ROWS:
+                yield _arrow_batch(columns, part)
+                columns = {name: [] for name in ARROW_SCHEMA.names}
+        if columns["offset"]:
+            yield _arrow_batch(columns, part)
+    finally:
+        consumer.close()
+
+
+def end_marker_batch(part: KafkaRange) -> pa.RecordBatch:
+    """The end-of-input marker of one partition: offset -1, no key, no value."""
+    columns = {"key": [None], "value": [None], "offset": [-1], "timestamp": [0], "timestampType": [0], "headers": [[]]}
+    return _arrow_batch(columns, part)
+
+
+def _arrow_batch(columns: dict[str, list], part: KafkaRange) -> pa.RecordBatch:
+    rows = len(columns["offset"])
+    columns["topic"] = [part.topic] * rows
+    columns["partition"] = [part.partition] * rows
+    return pa.RecordBatch.from_arrays(
+        [pa.array(columns[f.name], f.type) for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batch reader. availableNow: the end offsets at query start are the target; later
+    records wait for the next run. New partitions of a subscribed topic start at earliest."""
+
+    def __init__(self, options: Mapping[str, str]):
+        self._resolver = _OffsetResolver(options)
+        self._target: dict[TopicPartition, int] | None = None
+
+    def initialOffset(self) -> dict:
+        resolver = self._resolver
+        tps = resolver.partitions_now()
+        return to_json_offsets(resolver.resolve(resolver.opts.starting_offsets,
+                                                resolver.opts.starting_timestamp, tps,
+                                                "startingOffsets"))
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        tps = self._resolver.partitions_now()
+        self._target = offsets.log_end_offsets(self._resolver.consumer, tps)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        limit = self._resolver.opts.max_offsets_per_trigger
+        return ReadMaxRows(limit) if limit else ReadAllAvailable()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        consumer = self._resolver.consumer
+        if self._target is not None:
+            ends = dict(self._target)
+        else:
+            ends = offsets.log_end_offsets(consumer, self._resolver.partitions_now())
+        begun = self._with_new_partitions(from_json_offsets(start), ends)
+        if isinstance(limit, ReadMaxRows):
+            ends = cap_total(begun, ends, limit.max_rows)
+        return to_json_offsets({tp: max(ends[tp], begun[tp]) for tp in ends})
+
+    def partitions(self, start: dict, end: dict) -> list:
+        until = from_json_offsets(end)
+        planned = ranges(self._with_new_partitions(from_json_offsets(start), until), until)
+        if not any(r.start < r.end for r in planned):
+            return []
+        if self._resolver.opts.end_of_input and self._target is not None and until == self._target:
+            # streamjoin.endOfInput: this availableNow run's input ends here; every partition
+            # (even one without new records) says so, so every task can close its windows.
+            planned = [replace(r, end_marker=True) for r in planned]
+        return planned
+
+    def _with_new_partitions(self, start: dict, end: dict) -> dict:
+        """`start` plus the beginning offset of partitions that appeared since (Spark's Kafka
+        source reads a new partition from earliest)."""
+        new = [tp for tp in end if tp not in start]
+        return {**start, **offsets.beginning_offsets(self._resolver.consumer, new)}
+
+    def read(self, partition: KafkaRange) -> Iterator[pa.RecordBatch]:
+        yield from read_range_as_arrow(self._resolver.opts.client_config, partition)
+        if partition.end_marker:
+            yield end_marker_batch(partition)
+
+    def commit(self, end: dict) -> None:
+        """Offsets live in Spark's checkpoint; nothing to commit to Kafka."""
+
+    def stop(self) -> None:
+        self._resolver.close()
+
+
+def cap_total(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int],
+              max_rows: int) -> dict[TopicPartition, int]:
+    """End offsets advancing at most `max_rows` in total, split in proportion to each partition's
+    backlog (as Spark's maxOffsetsPerTrigger); always at least one record when any is waiting."""
+    backlog = {tp: max(end[tp] - start[tp], 0) for tp in end}
+    total = sum(backlog.values())
+    if total <= max_rows:
+        return dict(end)
+    share = {tp: backlog[tp] * max_rows // total for tp in end}
+    if not any(share.values()):
+        share[max(backlog, key=backlog.get)] = 1
+    return {tp: start[tp] + share[tp] for tp in end}
+
+
+class KafkaBatchReader(DataSourceReader):
+    """Batch read of [startingOffsets|startingTimestamp, endingOffsets|endingTimestamp)."""
+
+    def __init__(self, options: Mapping[str, str]):
+        self._resolver = _OffsetResolver(options)
+
+    def partitions(self) -> list:
+        resolver, opts = self._resolver, self._resolver.opts
+        try:
+            tps = resolver.partitions_now()
+            start = resolver.resolve(opts.starting_offsets, opts.starting_timestamp, tps,
+                                     "startingOffsets")
+            end = resolver.resolve(opts.ending_offsets, opts.ending_timestamp, tps,
+                                   "endingOffsets")
+        finally:
+            resolver.close()
+        return ranges(start, {tp: max(end[tp], start[tp]) for tp in tps})
+
+    def read(self, partition: KafkaRange) -> Iterator[pa.RecordBatch]:
+        return read_range_as_arrow(self._resolver.opts.client_config, partition)

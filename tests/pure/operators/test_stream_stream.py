@@ -1,0 +1,205 @@
+"""Windowed stream-stream joins (ksqlDB, Lenses) and the Flink interval join."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+
+import pytest
+
+from tests.pure.operators.conformance_inputs import case_records, column, conformance_case, run_and_compare
+from streamjoin.operators.base import END_OF_TIME, Change, Record, Side
+from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
+from streamjoin.operators.base import JoinType
+from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
+
+L, R = Side.LEFT, Side.RIGHT
+SECOND = 1000
+
+
+def rec(side: Side, ts_s: float, v: str | None, key: str | None = "k") -> Record:
+    return Record(side, key, None if v is None else {"v": v}, int(ts_s * SECOND))
+
+
+def pairs(changes: list[Change]) -> list[tuple]:
+    """[L, R]@ts rows as (left v, right v, ts in s)."""
+    return [(column(c.left, "v"), column(c.right, "v"), c.ts / SECOND) for c in changes]
+
+
+@dataclass
+class Case:
+    name: str
+    config: StreamStreamJoinConfig
+    inputs: list[Record]
+    expected: list[tuple]
+    end_of_input: bool = False
+    metrics: dict = field(default_factory=dict)
+
+
+W15_G5 = dict(before=15 * SECOND, after=15 * SECOND, grace=5 * SECOND)
+
+CASES = [
+    # Eager outer rows (no GRACE PERIOD, legacy ksqlDB): A has no match when it arrives -> [A,null]
+    # at once; a later match is a second row.
+    #   L A@1 -> [A,null]@1 ; R a@2 -> [A,a]@2 ; R b@30 (outside 15 s) -> nothing (LEFT)
+    Case("eager_left", StreamStreamJoinConfig.within(15 * SECOND, join_type=JoinType.LEFT, eager_outer=True),
+         [rec(L, 1, "A"), rec(R, 2, "a"), rec(R, 30, "b")],
+         [("A", None, 1), ("A", "a", 2)]),
+    # Eager FULL: an unmatched right row is emitted at once too.
+    Case("eager_full", StreamStreamJoinConfig.within(15 * SECOND, join_type=JoinType.FULL, eager_outer=True),
+         [rec(R, 1, "a"), rec(L, 40, "A")],
+         [(None, "a", 1), ("A", None, 40)]),
+    # WITHIN (before 2 s, after 5 s): r.ts in [l.ts - 2, l.ts + 5].
+    #   L A@10 ; R a@7 (3 s before: no) ; R b@8 (2 s before: yes) ; R c@15 (5 s after: yes) ; R d@16 (no)
+    Case("asymmetric_window", StreamStreamJoinConfig(before=2 * SECOND, after=5 * SECOND, grace=60 * SECOND),
+         [rec(L, 10, "A"), rec(R, 7, "a"), rec(R, 8, "b"), rec(R, 15, "c"), rec(R, 16, "d")],
+         [("A", "b", 10), ("A", "c", 15)]),
+    # Lateness boundary: q@40 at stream time 60 is exactly 40+15+5 = 60, not late -> joins B@45.
+    Case("late_boundary_inclusive", StreamStreamJoinConfig(**W15_G5),
+         [rec(L, 45, "B"), rec(R, 60, "p"), rec(R, 40, "q"), rec(R, 39.999, "x")],
+         [("B", "p", 60), ("B", "q", 45)], metrics={"late": 1}),
+    # With grace, an outer row waits for window + grace; end of input flushes the rest.
+    #   L A@0 (closes at 20) ; R z@19 (19 s from A: no match) ; R y@20 -> [A,null]@0 ; end -> [G..]
+    Case("close_then_flush", StreamStreamJoinConfig(**W15_G5, join_type=JoinType.FULL),
+         [rec(L, 0, "A"), rec(R, 19, "z"), rec(R, 20, "y")],
+         [("A", None, 0), (None, "z", 19), (None, "y", 20)], end_of_input=True),
+    # Null keys and null values never join and do not move stream time; they are counted.
+    Case("nulls_ignored", StreamStreamJoinConfig(**W15_G5, join_type=JoinType.LEFT),
+         [rec(L, 1, "A"), rec(R, 100, "a", key=None), rec(R, 200, None), rec(R, 2, "b")],
+         [("A", "b", 2)], metrics={"null_key": 1, "null_value": 1}),
+    # Residual: the pair must also satisfy a non-equi condition; a rejected pair is no match.
+    Case("residual_rejects_pair", StreamStreamJoinConfig(**W15_G5, join_type=JoinType.LEFT,
+                                                         residual=lambda l, r: l["v"] < r["v"]),
+         [rec(L, 1, "m"), rec(R, 2, "a"), rec(R, 3, "z")],
+         [("m", "z", 3)], end_of_input=True),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_stream_stream_cases(case: Case) -> None:
+    join = StreamStreamJoin(case.config)
+    out = join.process_all(case.inputs)
+    if case.end_of_input:
+        out += join.advance_to(END_OF_TIME)
+    assert pairs(out) == case.expected
+    for what, n in case.metrics.items():
+        assert join.metrics[what] == n
+
+
+def test_state_expires_after_window_and_grace() -> None:
+    join = StreamStreamJoin(StreamStreamJoinConfig(**W15_G5))
+    join.process_all([rec(L, 0, "A"), rec(R, 1, "a")])
+    assert len(join.stores[L]) == len(join.stores[R]) == 1
+    join.advance_to(36 * SECOND)  # A@0: 0 + 15 + 15 + 5 < 36, no non-late record can reach it
+    assert len(join.stores[L]) == 0 and len(join.stores[R]) == 1
+    join.advance_to(37 * SECOND)
+    assert len(join.stores[L]) == len(join.stores[R]) == 0
+
+
+def test_legacy_grace_is_a_day_minus_the_window() -> None:
+    assert StreamStreamJoinConfig.within(3600 * SECOND).effective_grace == 22 * 3600 * SECOND
+    assert StreamStreamJoinConfig.within(3600 * SECOND, grace=0).effective_grace == 0
+
+
+def test_negative_window_rejected() -> None:
+    with pytest.raises(ValueError, match="must not be negative"):
+        StreamStreamJoinConfig(before=-1, after=5)
+
+
+KSQL_SIDES = {"left_stream": L, "right_stream": R}
+
+
+def ksql_projection(left, right) -> dict:
+    return {"L": column(left, "v"), "R": column(right, "v")}
+
+
+@pytest.mark.parametrize("case_id, join_type", [
+    ("ksqldb.stream_stream.inner", JoinType.INNER),
+    ("ksqldb.stream_stream.left", JoinType.LEFT),
+    ("ksqldb.stream_stream.right", JoinType.RIGHT),
+    ("ksqldb.stream_stream.outer", JoinType.FULL),
+    ("ksqldb.stream_stream.out_of_order_within_grace", JoinType.INNER),
+    ("ksqldb.stream_stream.late_record_discarded", JoinType.INNER),
+])
+def test_ksqldb_conformance(case_id: str, join_type: JoinType) -> None:
+    join = StreamStreamJoin(StreamStreamJoinConfig(**W15_G5, join_type=join_type))
+    run_and_compare(case_id, join, KSQL_SIDES, ksql_projection)
+    if case_id.endswith("late_record_discarded"):
+        assert join.metrics["late"] == 1
+
+
+LENSES_SIDES = {"orders": L, "customers": R}
+LENSES_KEYS = {"orders": "customer_id", "customers": "id"}
+
+
+@pytest.mark.parametrize("case_id, join_type", [
+    ("lenses.within.left_join_5s", JoinType.LEFT),
+    ("lenses.compat.stream_stream_inner_within", JoinType.INNER),
+    ("lenses.join_types.outer", JoinType.FULL),
+])
+def test_lenses_conformance(case_id: str, join_type: JoinType) -> None:
+    window = int(conformance_case(case_id)["settings"]["window"].rstrip("s")) * SECOND
+    join = StreamStreamJoin(StreamStreamJoinConfig.within(window, join_type=join_type))  # Lenses: at close
+    run_and_compare(case_id, join, LENSES_SIDES,
+                    lambda o, c: {"name": column(c, "name"), "item": column(o, "item")}, LENSES_KEYS)
+
+
+def test_ksqldb_shipped_orders_chained() -> None:
+    """orders JOIN payments WITHIN 1 h, then (o ⋈ p) JOIN shipments WITHIN 2 h: the first join's
+    output rows (ts = later input) are the second join's left input."""
+    hour = 3600 * SECOND
+    first = StreamStreamJoin(StreamStreamJoinConfig.within(hour))
+    second = StreamStreamJoin(StreamStreamJoinConfig.within(2 * hour))
+    sides = {"orders": L, "payments": R, "shipments": R}
+    out: list[Change] = []
+    for record in case_records(conformance_case("ksqldb.example.shipped_orders"), sides):
+        if record.side is L or record.value.keys() >= {"amount"}:
+            for c in first.process(record):
+                out += second.process(Record(L, c.key, {"o": c.left, "p": c.right}, c.ts, record.seq))
+        else:
+            out += second.process(record)
+    projected = [(c.key, c.left["o"]["itemid"], c.right["id"], c.left["p"]["id"], c.ts) for c in out]
+    assert projected == [(1, "item-1", 1, 1, 5_400_000)]
+
+
+def test_flink_interval_between_4h() -> None:
+    hour = 3600 * SECOND
+    join = IntervalJoin(IntervalJoinConfig(lower=-4 * hour, upper=0))
+    run_and_compare("flink.interval.between_4h", join, {"Orders": L, "Shipments": R},
+                    lambda o, s: {**(o or {}), **(s or {})}, {"Orders": "id", "Shipments": "orderId"})
+
+
+@pytest.mark.parametrize("inputs, expected", [
+    # Orders LEFT JOIN Shipments, o.t BETWEEN s.t - 4h AND s.t (hours). Watermark = min of inputs.
+    #   L o1@10 ; R s1@13 -> [o1,s1] ; L o2@15 (watermark min(15,13)=13) ; R s9@20 (wm 15)
+    #   end -> [o2,null]@15 (o2's window [15,19] had no o2 shipment)
+    ([(L, 10, "o1", 1), (R, 13, "s1", 1), (L, 15, "o2", 2), (R, 20, "s9", 9)],
+     [("o1", "s1", 13), ("o2", None, 15)]),
+    # A left row behind the watermark still probes, is not stored, and is padded at once.
+    #   R s1@13 ; L o9@20 ; R s2@14 (wm 14) ; L o1@9 (window [9,13] passed, s1 still stored):
+    #   joins s1 ; L o5@5 (window [5,9]) -> [o5,null] at once ; end -> [o9,null]
+    ([(R, 13, "s1", 1), (L, 20, "o9", 9), (R, 14, "s2", 2), (L, 9, "o1", 1), (L, 5, "o5", 5)],
+     [("o1", "s1", 13), ("o5", None, 5), ("o9", None, 20)]),
+])
+def test_flink_interval_left_outer(inputs, expected) -> None:
+    hour = 3600 * SECOND
+    join = IntervalJoin(IntervalJoinConfig(lower=-4 * hour, upper=0, join_type=JoinType.LEFT))
+    records = [Record(side, key, {"v": v}, ts * hour) for side, ts, v, key in inputs]
+    out = join.process_all(records) + join.advance_to(END_OF_TIME)
+    assert [(column(c.left, "v"), column(c.right, "v"), c.ts // hour) for c in out] == expected
+
+
+@pytest.mark.parametrize("make", [
+    lambda: StreamStreamJoin(StreamStreamJoinConfig(**W15_G5, join_type=JoinType.FULL)),
+    lambda: IntervalJoin(IntervalJoinConfig(lower=-5 * SECOND, upper=5 * SECOND, join_type=JoinType.FULL)),
+], ids=["ksqldb", "flink"])
+def test_resumes_after_pickle(make) -> None:
+    """The Spark adapter checkpoints a task's processors by pickling them."""
+    before, after = [rec(L, 1, "A"), rec(R, 3, "a"), rec(L, 9, "B")], [rec(R, 10, "b"), rec(R, 40, "c")]
+    whole = make()
+    resumed = make()
+    resumed.process_all(before)
+    resumed = pickle.loads(pickle.dumps(resumed))
+    whole.process_all(before)
+    expected = whole.process_all(after) + whole.advance_to(END_OF_TIME)
+    assert expected and resumed.process_all(after) + resumed.advance_to(END_OF_TIME) == expected

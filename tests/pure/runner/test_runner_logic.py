@@ -1,0 +1,73 @@
+"""The conformance runner's own logic: arrival segments and the comparison rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from streamjoin.runner.cases import ExpectedRecord
+from streamjoin.runner.arrival import Arrival, arrival_segments
+from streamjoin.runner.compare import OutputRecord, compare
+
+
+@dataclass(frozen=True)
+class Case:
+    inputs: list  # (topic, ts) in arrival order, all on partition 0
+    expected: list  # segment sizes
+
+
+SEGMENT_CASES = [
+    # L@1 R@2 L@3: timestamp order is arrival order -> one segment
+    Case([("l", 1), ("r", 2), ("l", 3)], [3]),
+    # same topic out of order (z@28 then a@12): offset order holds inside a partition -> one
+    Case([("l", 10), ("r", 28), ("r", 12)], [3]),
+    # equal timestamps, the later-listed topic first in arrival (orders@0 then customers@0):
+    # the merge would take customers (lower queue index) first -> cut before customers
+    Case([("orders", 0), ("customers", 0)], [1, 1]),
+    # a later arrival with a smaller timestamp on another topic -> cut before it
+    Case([("a", 5), ("b", 3), ("a", 6)], [1, 2]),
+]
+
+
+@pytest.mark.parametrize("case", SEGMENT_CASES)
+def test_arrival_segments_keep_arrival_order_with_fewest_cuts(case):
+    arrivals = [Arrival(i, 0, (topic, 0), ts) for i, (topic, ts) in enumerate(case.inputs)]
+    assert [len(s) for s in arrival_segments(arrivals)] == case.expected
+
+
+def test_records_of_different_tasks_never_force_a_cut():
+    arrivals = [Arrival(0, 0, ("a", 0), 5), Arrival(1, 1, ("b", 1), 3)]
+    assert [len(s) for s in arrival_segments(arrivals)] == [2]
+
+
+def out(ts, key, value):
+    return OutputRecord("t", 0, 0, ts, key, value)
+
+
+def exp(**fields):
+    return ExpectedRecord.from_json(fields)
+
+
+COMPARE_CASES = [
+    # names case-insensitive, numbers by value, unasserted ts/key ignored
+    ([exp(value={"L": 11.11})], [out(5, "k", {"l": "11.1100"})], True, "record 0"),
+    ([exp(value={"L": 11.11})], [out(5, "k", {"l": 11.1100})], True, None),
+    ([exp(ts=4, key="k", value={"v": 1})], [out(4, None, {"v": 1})], True, "record 0"),
+    ([exp(value=None, key="C")], [out(1, "C", None)], True, None),
+    # multiset: any order, but the strict record must keep its only match
+    ([exp(value={"v": 1}), exp(ts=2, value={"v": 1})], [out(2, None, {"v": 1}), out(1, None, {"v": 1})], False, None),
+    # no extra records in either mode
+    ([exp(value={"v": 1})], [out(1, None, {"v": 1}), out(2, None, {"v": 2})], True, "1 unexpected"),
+    ([exp(value={"v": 1})], [out(1, None, {"v": 1}), out(2, None, {"v": 2})], False, "unexpected"),
+    ([exp(value={"v": 1}), exp(value={"v": 2})], [out(1, None, {"v": 1})], False, "missing"),
+]
+
+
+@pytest.mark.parametrize("expected, actual, ordered, reason", COMPARE_CASES)
+def test_compare(expected, actual, ordered, reason):
+    verdict = compare(expected, actual, ordered)
+    if reason is None:
+        assert verdict is None
+    else:
+        assert verdict is not None and reason in verdict
