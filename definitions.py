@@ -2,7 +2,10 @@
 built from the query files under sql/ (STREAMJOIN_SQL_DIR overrides the folder).
 
 Loading is lazy (`@dg.definitions`): importing this module does not parse sql/; loading the
-definitions does, and a broken query file fails the load with its positioned error."""
+definitions does — every query is compiled once, there, and runs, backfills, checks and sensor
+ticks use that `Query` (an edited .sql file takes effect when the code location reloads; its
+asset's code version changes with it). A broken query file fails the load with its positioned
+error."""
 
 import os
 import warnings
@@ -17,8 +20,7 @@ from jobs.sensors import build_launch_sensor, build_restart_sensor
 from jobs.streaming import build_reset_jobs, build_stream_jobs
 from resources import default_resources
 from resources.platform import PlatformConfig
-from streamjoin import project as facade
-from streamjoin.project import Project
+from streamjoin.app.project import SqlProject, load_project
 
 # Observable source assets are a beta API we use on purpose (and Dagster's sensor decorator warns
 # about its own `owners` parameter): keep these notices out of every code-server and run log.
@@ -27,9 +29,13 @@ warnings.filterwarnings("ignore", category=dg.BetaWarning)
 SQL_DIR = Path(os.environ.get("STREAMJOIN_SQL_DIR") or Path(__file__).parent / "sql")
 
 
-def build_definitions(project: Project, config: PlatformConfig | None = None) -> dg.Definitions:
+def build_definitions(project: SqlProject, config: PlatformConfig | None = None,
+                      resources: dict | None = None) -> dg.Definitions:
+    """`resources`: {"engine": EngineResource, ...}; default: `default_resources()` (the
+    environment's settings)."""
     config = config or PlatformConfig.from_env()
-    assets = build_assets(project)
+    resources = resources or default_resources()
+    assets = build_assets(project, resources["engine"])
     stream_jobs = build_stream_jobs(project, assets)
     backfill_jobs = build_backfill_jobs(project, config)
     repartition_jobs, schedules = build_repartition_jobs(project, assets, config)
@@ -41,7 +47,7 @@ def build_definitions(project: Project, config: PlatformConfig | None = None) ->
                  build_restart_sensor(project, stream_jobs, config),
                  build_backfill_sensor(project, backfill_jobs, config)],
         schedules=schedules,
-        resources=default_resources(),
+        resources=resources,
         # Every job is one step (a query, a backfill window, a reset): running it inside the run
         # worker saves a process start and keeps one Spark session per run.
         executor=dg.in_process_executor,
@@ -50,4 +56,4 @@ def build_definitions(project: Project, config: PlatformConfig | None = None) ->
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build_definitions(facade.load_project(SQL_DIR))
+    return build_definitions(load_project(SQL_DIR))

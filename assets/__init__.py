@@ -1,4 +1,4 @@
-"""Dagster assets built from a `streamjoin.project.Project`: one asset per query file, its
+"""Dagster assets built from a `streamjoin.app.project.SqlProject`: one asset per query file, its
 source, repartition and output topics and its Delta table (lineage), and the asset checks."""
 
 from assets.checks import build_checks

@@ -2,21 +2,22 @@
 
 import dagster as dg
 
-from streamjoin.project import QuerySpec, RunReport
+from streamjoin.app.project import Query
+from streamjoin.runtime.report import RunReport
 
 FINGERPRINT = "state_fingerprint"  # metadata entry recorded with each materialization / reset
 
 
-def query_key(spec: QuerySpec) -> dg.AssetKey:
-    return dg.AssetKey([spec.name])
+def query_key(query: Query) -> dg.AssetKey:
+    return dg.AssetKey([query.name])
 
 
 def topic_key(topic: str) -> dg.AssetKey:
     return dg.AssetKey(["kafka", topic])
 
 
-def delta_key(spec: QuerySpec) -> dg.AssetKey:
-    return dg.AssetKey(["delta", spec.name])
+def delta_key(query: Query) -> dg.AssetKey:
+    return dg.AssetKey(["delta", query.name])
 
 
 def report_metadata(report: RunReport) -> dict:

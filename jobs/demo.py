@@ -1,6 +1,6 @@
 """The main job (`make demo`) through Dagster: start the embedded broker, produce the sample
 data, materialize every query asset of `sql/` (dependencies first: a repartition job before the
-joins that read its topic) and print a short table per output."""
+joins that read its topic) with the default resources and print a short table per output."""
 
 from __future__ import annotations
 
@@ -17,13 +17,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(sql_dir: Path = ROOT / "sql", samples_dir: Path = ROOT / "samples") -> int:
-    settings, bootstrap, project = prepare(sql_dir, samples_dir)
-    assets = build_assets(project)
+    resources = default_resources()
+    engine = resources["engine"].get_engine()  # the same settings the materializations use
+    project = prepare(sql_dir, samples_dir, engine)
+    assets = build_assets(project, resources["engine"])
     with dg.instance_for_test() as instance:  # a throw-away Dagster instance for this one run
-        result = dg.materialize(assets.all(), instance=instance, resources=default_resources(),
+        result = dg.materialize(assets.all(), instance=instance, resources=resources,
                                 selection=[key for a in assets.queries.values() for key in a.keys],
                                 raise_on_error=False)
-    print_outputs(project, bootstrap, settings)
+    print_outputs(project, engine)
     print(f"\nDagster: {'materialized every query' if result.success else 'a materialization FAILED'} "
           f"({len(project.queries)} queries)")
     return 0 if result.success else 1

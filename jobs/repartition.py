@@ -6,22 +6,22 @@ import dagster as dg
 from assets.factory import QueryAssets
 from jobs.streaming import query_job
 from resources.platform import PlatformConfig
-from streamjoin.project import Project, QuerySpec
+from streamjoin.app.project import Query, SqlProject
 
 
-def repartition_job_name(spec: QuerySpec) -> str:
-    return f"repartition_{spec.name}"
+def repartition_job_name(query: Query) -> str:
+    return f"repartition_{query.name}"
 
 
-def build_repartition_jobs(project: Project, assets: QueryAssets,
+def build_repartition_jobs(project: SqlProject, assets: QueryAssets,
                            config: PlatformConfig) -> tuple[list, list[dg.ScheduleDefinition]]:
     jobs, schedules = [], []
-    for spec in project.queries:
-        if not spec.is_repartition:
+    for query in project.queries:
+        if not query.is_repartition:
             continue
-        job = query_job(repartition_job_name(spec), spec, assets)
+        job = query_job(repartition_job_name(query), query, assets)
         jobs.append(job)
         schedules.append(dg.ScheduleDefinition(
-            name=f"{repartition_job_name(spec)}_schedule", job=job,
-            cron_schedule=spec.schedule or config.repartition_cron, execution_timezone="UTC"))
+            name=f"{repartition_job_name(query)}_schedule", job=job,
+            cron_schedule=query.schedule or config.repartition_cron, execution_timezone="UTC"))
     return jobs, schedules

@@ -5,8 +5,8 @@ import dagster as dg
 
 from assets.factory import QueryAssets
 from assets.keys import FINGERPRINT, query_key
-from streamjoin import project as facade
-from streamjoin.project import Project, QuerySpec
+from resources import EngineResource
+from streamjoin.app.project import Query, SqlProject
 
 IN_FLIGHT = (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
              dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED)
@@ -14,45 +14,45 @@ FAILED = (dg.DagsterRunStatus.FAILURE,)  # restarted by the restart sensor
 CANCELED = (dg.DagsterRunStatus.CANCELED,)  # stopped on purpose: neither launched nor restarted
 
 
-def stream_job_name(spec: QuerySpec) -> str:
-    return f"stream_{spec.name}"
+def stream_job_name(query: Query) -> str:
+    return f"stream_{query.name}"
 
 
-def reset_job_name(spec: QuerySpec) -> str:
-    return f"reset_{spec.name}"
+def reset_job_name(query: Query) -> str:
+    return f"reset_{query.name}"
 
 
-def streaming_queries(project: Project) -> list[QuerySpec]:
+def streaming_queries(project: SqlProject) -> list[Query]:
     """Queries run by the launch/restart sensors (PARTITION BY queries run on a schedule)."""
     return [q for q in project.queries if not q.is_repartition]
 
 
-def query_job(name: str, spec: QuerySpec, assets: QueryAssets):
+def query_job(name: str, query: Query, assets: QueryAssets):
     """An asset job materialising the query's multi-asset (its checks are run separately)."""
-    selection = dg.AssetSelection.assets(assets.queries[spec.name]).without_checks()
-    return dg.define_asset_job(name, selection=selection, tags={"streamjoin/query": spec.name})
+    selection = dg.AssetSelection.assets(assets.queries[query.name]).without_checks()
+    return dg.define_asset_job(name, selection=selection, tags={"streamjoin/query": query.name})
 
 
-def build_stream_jobs(project: Project, assets: QueryAssets) -> list:
-    return [query_job(stream_job_name(spec), spec, assets) for spec in streaming_queries(project)]
+def build_stream_jobs(project: SqlProject, assets: QueryAssets) -> list:
+    return [query_job(stream_job_name(q), q, assets) for q in streaming_queries(project)]
 
 
-def build_reset_jobs(project: Project) -> list[dg.JobDefinition]:
-    return [_reset_job(spec) for spec in project.queries]
+def build_reset_jobs(project: SqlProject) -> list[dg.JobDefinition]:
+    return [_reset_job(query) for query in project.queries]
 
 
-def _reset_job(spec: QuerySpec) -> dg.JobDefinition:
-    @dg.op(name=f"reset_{spec.name}_checkpoint")
-    def reset_checkpoint(context: dg.OpExecutionContext) -> None:
+def _reset_job(query: Query) -> dg.JobDefinition:
+    @dg.op(name=f"reset_{query.name}_checkpoint")
+    def reset_checkpoint(context: dg.OpExecutionContext, engine: EngineResource) -> None:
         """Delete the checkpoint and record the new state fingerprint, which re-enables the
         launch and restart sensors (they refuse to run on an incompatible checkpoint)."""
-        facade.reset(spec)
+        engine.get_engine().reset(query)
         context.log_event(dg.AssetObservation(
-            asset_key=query_key(spec),
-            metadata={FINGERPRINT: facade.state_fingerprint(spec), "reset": True}))
+            asset_key=query_key(query),
+            metadata={FINGERPRINT: query.state_fingerprint, "reset": True}))
 
-    @dg.job(name=reset_job_name(spec), tags={"streamjoin/query": spec.name},
-            description=f"Delete the checkpoint of `{spec.name}`; then backfill its history.")
+    @dg.job(name=reset_job_name(query), tags={"streamjoin/query": query.name},
+            description=f"Delete the checkpoint of `{query.name}`; then backfill its history.")
     def reset_job():
         reset_checkpoint()
 

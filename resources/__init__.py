@@ -1,146 +1,130 @@
-"""Dagster resources for the streamjoin engine.
+"""Dagster resources: the engine as a client (Dagster's pattern: a resource hands out the client
+the code calls; nothing is passed through environment variables).
 
-The engine builds its own Spark session and Kafka clients from the environment
-(`streamjoin.settings.Settings`, `streamjoin.spark.session.get_spark`), so each resource's job is to
-hand its configuration to the engine through those environment variables when a run, sensor or
-check starts, and to offer small admin helpers for orchestration code.
+- `engine` (`EngineResource`): where Kafka is (bootstrap servers, security), where state and
+  Delta tables live (home, delta root) and, for Spark Connect, the server URL. Every field left
+  empty falls back to `streamjoin.settings.Settings.from_env()` (the `STREAMJOIN_*` variables,
+  read, never written). `get_engine()` returns the `streamjoin.app.engine.Engine` built from that
+  configuration; assets, checks, jobs and sensors call it.
+- `spark` (dagster-pyspark's `LazyPySparkResource`, nested in `engine`): the Spark session, built
+  from `streamjoin.spark.session.CONF` plus master, app name and Python interpreter
+  (`spark_resource()`), created only when a run first needs Spark — a sensor tick or a lag check
+  never starts it.
 """
 
-import os
+from __future__ import annotations
+
+import dataclasses
 from pathlib import Path
 
 import dagster as dg
+from dagster_pyspark import LazyPySparkResource
+from pydantic import PrivateAttr
 
 from resources.platform import PlatformConfig
+from streamjoin.app.engine import Engine
+from streamjoin.kafka import admin
 from streamjoin.settings import Settings
 
-__all__ = ["SparkResource", "KafkaResource", "DeltaResource", "PlatformConfig", "default_resources"]
+__all__ = ["EngineResource", "PlatformConfig", "default_resources", "spark_resource",
+           "spark_config"]
+
+PYTHON_CONF = ("spark.pyspark.python", "spark.pyspark.driver.python")
 
 
-def _export(variables: dict[str, str | None]) -> None:
-    """Set the variables that have a value; the engine reads them when it creates clients."""
-    for name, value in variables.items():
-        if value:
-            os.environ[name] = value
+def spark_config(settings: Settings | None = None, app_name: str = "streamjoin") -> dict:
+    """The engine's Spark settings as a `PySparkResource`/`LazyPySparkResource` `spark_config`:
+    `CONF` (RocksDB state store, 2 shuffle partitions, UTC, Arrow, ...), the master
+    (`Settings.spark_master`, else `local[2]`), the app name, and this interpreter for Python
+    workers (the venv where streamjoin is installed)."""
+    from streamjoin.spark.session import CONF, python_environment
+
+    settings = settings or Settings.from_env()
+    python = python_environment()["PYSPARK_PYTHON"]
+    return {**CONF, "spark.master": settings.spark_master or "local[2]",
+            "spark.app.name": app_name, "spark.log.level": "WARN",
+            **{key: python for key in PYTHON_CONF}}
 
 
-class SparkResource(dg.ConfigurableResource):
-    """Where Spark runs: empty `master` keeps the engine's choice (STREAMJOIN_SPARK_MASTER, else
-    `local[2]`; the engine always configures the RocksDB state store); a cluster master
-    (`master="spark://host:7077"`) or a Spark Connect server (`remote="sc://host:15002"`, which
-    wins over `master`)."""
-
-    master: str = ""
-    remote: str = ""
-
-    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        _export({"STREAMJOIN_SPARK_MASTER": self.master, "STREAMJOIN_SPARK_REMOTE": self.remote})
-
-    def session(self):
-        """The engine's session (created on first use, with streamjoin's data sources)."""
-        from streamjoin.spark.session import get_spark
-
-        self.setup_for_execution(dg.build_init_resource_context())
-        return get_spark()
+def spark_resource(settings: Settings | None = None,
+                   app_name: str = "streamjoin") -> LazyPySparkResource:
+    return LazyPySparkResource(spark_config=spark_config(settings, app_name))
 
 
-class KafkaResource(dg.ConfigurableResource):
-    """Kafka connection: `bootstrap` servers ("host:port,..."; empty = the embedded broker under
-    STREAMJOIN_HOME, started on first use), security protocol and SASL credentials."""
+class EngineResource(dg.ConfigurableResource):
+    """The streamjoin engine for this deployment. Empty fields = the environment's default
+    (`Settings.from_env()`); `sasl_password` may be given as `dg.EnvVar("...")`."""
 
-    bootstrap: str = ""
-    security_protocol: str = ""
-    sasl_mechanism: str = ""
+    kafka_bootstrap: str = ""  # "host:port,..."; empty: STREAMJOIN_KAFKA_BOOTSTRAP, else embedded
+    security_protocol: str = ""  # e.g. SASL_SSL
+    sasl_mechanism: str = ""  # e.g. PLAIN, SCRAM-SHA-512
     sasl_username: str = ""
     sasl_password: str = ""
+    home: str = ""  # checkpoints, broker state; empty: STREAMJOIN_HOME, else ./var
+    delta_root: str = ""  # output tables; empty: STREAMJOIN_DELTA_ROOT, else <home>/delta
+    spark_remote: str = ""  # Spark Connect "sc://host:port"; then `spark` is not used
+    spark: LazyPySparkResource  # the session for local / cluster-master Spark
+
+    _engine: Engine | None = PrivateAttr(default=None)
 
     def settings(self) -> Settings:
+        """This resource's configuration over the environment's defaults."""
         base = Settings.from_env()
-        return Settings(kafka_bootstrap=self.bootstrap or base.kafka_bootstrap, home=base.home,
-                        security_protocol=self.security_protocol or base.security_protocol,
-                        sasl_mechanism=self.sasl_mechanism or base.sasl_mechanism,
-                        sasl_username=self.sasl_username or base.sasl_username,
-                        sasl_password=self.sasl_password or base.sasl_password)
+        fields = {"kafka_bootstrap": self.kafka_bootstrap,
+                  "security_protocol": self.security_protocol,
+                  "sasl_mechanism": self.sasl_mechanism, "sasl_username": self.sasl_username,
+                  "sasl_password": self.sasl_password, "spark_remote": self.spark_remote,
+                  "spark_master": self.spark.spark_config.get("spark.master")}
+        paths = {"home": self.home, "delta_root_override": self.delta_root}
+        return dataclasses.replace(base, **{k: v for k, v in fields.items() if v},
+                                   **{k: Path(v).resolve() for k, v in paths.items() if v})
 
-    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        _export({"STREAMJOIN_KAFKA_BOOTSTRAP": self.bootstrap,
-                 "STREAMJOIN_KAFKA_SECURITY_PROTOCOL": self.security_protocol,
-                 "STREAMJOIN_KAFKA_SASL_MECHANISM": self.sasl_mechanism,
-                 "STREAMJOIN_KAFKA_SASL_USERNAME": self.sasl_username,
-                 "STREAMJOIN_KAFKA_SASL_PASSWORD": self.sasl_password})
+    def get_engine(self) -> Engine:
+        """The engine (one per resource initialisation: per run, check run or sensor tick).
+        Neither the broker nor Spark is touched until the engine needs them."""
+        if self._engine is None:
+            settings = self.settings()
+            # Spark Connect is not something PySparkResource builds: the engine's own session.
+            self._engine = Engine(settings, spark=None if settings.spark_remote else self._session)
+        return self._engine
 
-    def bootstrap_servers(self) -> str:
-        """The configured servers, else the embedded broker's (started if needed)."""
-        from streamjoin.kafka.embedded import ensure_bootstrap
+    def delta_path(self, query) -> str:
+        """Where the engine this resource builds writes the query's table (nothing started)."""
+        return Engine(self.settings()).delta_path(query)
 
-        return ensure_bootstrap(self.settings())
+    def _session(self):
+        """The `spark` resource's session, made ready for the engine (data sources registered).
+        Python workers run `sc.pythonExec`, which pyspark takes from PYSPARK_PYTHON (else
+        "python3") when the context starts and which the `spark.pyspark.python` conf does not
+        change in-process: apply the conf to the context before anything captures it."""
+        from streamjoin.spark.session import prepare_session
+
+        session = self.spark.spark_session
+        python = self.spark.spark_config.get("spark.pyspark.python")
+        if python:
+            session.sparkContext.pythonExec = python
+        return prepare_session(session)
+
+    # Small admin helpers for orchestration code (the observable source topics, tests).
+    def end_offsets(self, topic: str) -> dict[int, int]:
+        engine = self.get_engine()
+        return admin.end_offsets(engine.bootstrap, topic, settings=engine.settings)
 
     def create_topics(self, partitions_by_topic: dict[str, int]) -> None:
-        from streamjoin.kafka import admin
-
-        admin.create_topics(self.bootstrap_servers(), partitions_by_topic, self.settings())
-
-    def partition_counts(self, topics: list[str]) -> dict[str, int]:
-        """{topic: partitions} for the topics that exist (missing ones are absent)."""
-        from streamjoin.kafka import admin
-
-        return admin.partition_counts(self.bootstrap_servers(), topics, self.settings(),
-                                      missing_ok=True)
-
-    def end_offsets(self, topic: str) -> dict[int, int]:
-        from streamjoin.kafka import admin
-
-        return admin.end_offsets(self.bootstrap_servers(), topic, self.settings())
+        engine = self.get_engine()
+        admin.create_topics(engine.bootstrap, partitions_by_topic, settings=engine.settings)
 
     def describe_topics(self, topics: list[str]) -> dict[str, dict]:
         """{topic: {"partitions": n, "end_offsets": {partition: offset}}} for existing topics."""
+        engine = self.get_engine()
+        counts = admin.partition_counts(engine.bootstrap, topics, settings=engine.settings,
+                                        missing_ok=True)
         return {topic: {"partitions": n, "end_offsets": self.end_offsets(topic)}
-                for topic, n in self.partition_counts(topics).items()}
+                for topic, n in counts.items()}
 
 
-class DeltaResource(dg.ConfigurableResource):
-    """Where the Delta tables live: `root` (empty = STREAMJOIN_HOME/delta). Relative table paths
-    of the queries resolve against it; exported as STREAMJOIN_DELTA_ROOT for the engine.
-    `rows_between` reads one time range of a table (for the streaming == batch check)."""
-
-    root: str = ""
-    time_column: str = "__ts"  # each output row's event time (ms), as the engine writes it
-
-    def root_path(self) -> Path:
-        return Path(self.root) if self.root else Settings.from_env().home / "delta"
-
-    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        _export({"STREAMJOIN_DELTA_ROOT": self.root})
-
-    def table_path(self, delta_path: str) -> str:
-        if "://" in delta_path or Path(delta_path).is_absolute():
-            return delta_path
-        return str(self.root_path() / delta_path)
-
-    def version(self, delta_path: str) -> int | None:
-        """The table's current version, or None when it does not exist yet."""
-        from deltalake import DeltaTable
-        from deltalake.exceptions import TableNotFoundError
-
-        try:
-            return DeltaTable(self.table_path(delta_path)).version()
-        except TableNotFoundError:
-            return None
-
-
-    def rows_between(self, delta_path: str, start_ms: int, end_ms: int) -> list[dict]:
-        """The rows with `time_column` in [start_ms, end_ms) ([] when the table does not exist)."""
-        from deltalake import DeltaTable
-        from deltalake.exceptions import TableNotFoundError
-
-        try:
-            table = DeltaTable(self.table_path(delta_path))
-        except TableNotFoundError:
-            return []
-        return table.to_pyarrow_table(filters=[(self.time_column, ">=", start_ms),
-                                               (self.time_column, "<", end_ms)]).to_pylist()
-
-
-def default_resources() -> dict:
-    """The resources every definition uses, configured from the environment."""
-    return {"spark": SparkResource(), "kafka": KafkaResource(), "delta": DeltaResource()}
+def default_resources(settings: Settings | None = None) -> dict:
+    """The resources every definition uses: the engine configured from the environment, and
+    the Spark session resource it uses (also a top-level resource, so the UI shows its config)."""
+    spark = spark_resource(settings)
+    return {"engine": EngineResource(spark=spark), "spark": spark}

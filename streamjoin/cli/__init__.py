@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
-import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +25,3 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,22 +7,21 @@ import re
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from streamjoin.dialect import flavours
 from streamjoin.dialect.dialect import LensesDialect, StreamJoin
-from streamjoin.dialect.errors import SqlError, StreamJoinError, span
+from streamjoin.dialect.errors import StreamJoinError, span
+from streamjoin.dialect.flavours import FLAVOURS, Flavour
 from streamjoin.dialect.nodes import (
     CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
     Watermark, Within,
 )
 
-FLAVOURS = ("ksqldb", "flink", "lenses", "sqlstream")
-_DIALECTS = {"ksqldb": StreamJoin(), "flink": StreamJoin(), "sqlstream": StreamJoin(), "lenses": LensesDialect()}
 _FLAVOUR_COMMENT = re.compile(r"^\s*--\s*dialect\s*:\s*(\w+)", re.I)
 
 
-def dialect_for(flavour: str):
-    if flavour not in _DIALECTS:
-        raise StreamJoinError(f"unknown dialect {flavour!r}; choose one of {', '.join(FLAVOURS)}", "dialect")
-    return _DIALECTS[flavour]
+def dialect_for(flavour: str | Flavour):
+    """The sqlglot dialect that parses `flavour` (a name or a Flavour)."""
+    return flavours.flavour(flavour).dialect
 
 
 def declared_flavour(sql: str, default: str = "ksqldb") -> str:
@@ -31,7 +30,7 @@ def declared_flavour(sql: str, default: str = "ksqldb") -> str:
     return match.group(1).lower() if match else default
 
 
-def parse(sql: str, flavour: str = "ksqldb", file: str | None = None) -> list[exp.Expr]:
+def parse(sql: str, flavour: str | Flavour = "ksqldb", file: str | None = None) -> list[exp.Expr]:
     """All statements of `sql` (empty statements dropped); syntax errors as StreamJoinError."""
     dialect = dialect_for(flavour)
     try:
@@ -57,7 +56,7 @@ def _offset(sql: str, line: int | None, col: int | None) -> int | None:
 
 
 __all__ = [
-    "FLAVOURS", "CreateRelation", "Duration", "LensesDialect", "SetOption", "SourceColumn",
-    "SourceTable", "SqlError", "StreamJoin", "StreamJoinError", "StreamQuery", "ViewDefinition",
+    "FLAVOURS", "CreateRelation", "Duration", "Flavour", "LensesDialect", "SetOption", "SourceColumn",
+    "SourceTable", "StreamJoin", "StreamJoinError", "StreamQuery", "ViewDefinition",
     "Watermark", "Within", "declared_flavour", "dialect_for", "parse", "span",
 ]

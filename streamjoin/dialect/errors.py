@@ -37,8 +37,6 @@ class StreamJoinError(Exception):
         return head + ("\n" + self.snippet if self.snippet else "")
 
 
-SqlError = StreamJoinError
-
 
 def _line_col(sql: str, offset: int) -> tuple[int, int]:
     line = sql.count("\n", 0, offset) + 1

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from sqlglot import exp
 
+from streamjoin.dialect.flavours import Flavour
 from streamjoin.expr.core import (
     Env,
     Evaluator,
@@ -59,22 +60,25 @@ __all__ = [
 ROWTIME_FIELD = "ROWTIME"
 KEY_FIELD = "_key"
 PSEUDO_TYPES = {"ROWTIME": "TIMESTAMP", "_KEY": None, "_VALUE": None}
-DIALECTS = ("ksqldb", "flink", "lenses", "sqlstream")
 
 
 @dataclass(frozen=True)
 class ExprOptions:
-    """Dialect-dependent choices. `dialect` selects function semantics (docs/functions.md);
-    `double_quoted_strings` makes an unresolvable double-quoted name a string literal (Lenses'
-    `substr(name, 1) = "J"`); `array_index_base` is the subscript of an array's first element."""
+    """The flavour's expression semantics (`of(flavour)`; the defaults are ksqlDB's):
+    `concat_skips_nulls`: CONCAT treats NULL as '' (else NULL); `zero_based_substring`: SUBSTR
+    counts from 0 with an exclusive end (docs/functions.md); `double_quoted_strings`: an
+    unresolvable double-quoted name is a string literal (Lenses' `substr(name, 1) = "J"`);
+    `array_index_base`: the subscript of an array's first element."""
 
-    dialect: str = "ksqldb"
+    concat_skips_nulls: bool = True
+    zero_based_substring: bool = False
     double_quoted_strings: bool = False
     array_index_base: int = 1
 
-    def __post_init__(self) -> None:
-        if self.dialect not in DIALECTS:
-            raise ValueError(f"unknown dialect {self.dialect!r}: expected one of {', '.join(DIALECTS)}")
+    @classmethod
+    def of(cls, flavour: Flavour) -> "ExprOptions":
+        return cls(concat_skips_nulls=flavour.concat_skips_nulls, zero_based_substring=flavour.zero_based_substring,
+                   double_quoted_strings=flavour.double_quoted_strings)
 
 
 @dataclass(frozen=True)
@@ -269,7 +273,3 @@ def field_reader(read: Evaluator, field: str) -> Evaluator:
         return None if value is None else struct_field(value, field)
 
     return read_field
-
-
-# Registration side effects: the operator and function compilers join the dispatch table.
-from streamjoin.expr import forms, functions, ops  # noqa: E402,F401

@@ -1,8 +1,8 @@
 """Scalar SQL functions. Names are case-insensitive: sqlglot parses the common ones into typed
 nodes (LEN/LENGTH/CHAR_LENGTH -> Length, SUBSTR/SUBSTRING -> Substring, IFNULL/NVL -> Coalesce,
 LTRIM/RTRIM -> Trim, UCASE -> Upper, ...); the rest arrive as `exp.Anonymous` and are looked up
-by name in `NAMED_FUNCTIONS`. Dialect differences (SUBSTR indexing, CONCAT with NULL) follow
-`scope.options.dialect`; docs/functions.md lists every function.
+by name in `NAMED_FUNCTIONS`. Flavour differences (SUBSTR indexing, CONCAT with NULL) follow
+`scope.options` (ExprOptions); docs/functions.md lists every function.
 
 Extend with `@compiles(exp.SomeFunc)` for a sqlglot node class or `@named("NAME")` for a name.
 """
@@ -89,7 +89,7 @@ def substring_from_zero(text: str, start: int, end: int | None = None) -> str:
 
 @compiles(exp.Substring)
 def _substring(node: exp.Substring, scope) -> Evaluator:
-    zero_based = scope.options.dialect == "lenses" or bool(node.args.get("zero_start"))
+    zero_based = scope.options.zero_based_substring or bool(node.args.get("zero_start"))
     cut = substring_from_zero if zero_based else substring_from_one
     args = [compile_node(node.this, scope)] + _arguments(node, scope, "start", "length")
     if len(args) < 2:
@@ -123,7 +123,7 @@ def _concat(node: exp.Concat, scope) -> Evaluator:
     """CONCAT(a, b, ...): non-strings are converted. ksqlDB treats a NULL argument as ''
     (its docs); Flink, Lenses and s-Server return NULL when any argument is NULL."""
     parts = [compile_node(arg, scope) for arg in node.expressions]
-    if scope.options.dialect == "ksqldb" or node.args.get("coalesce"):
+    if scope.options.concat_skips_nulls or node.args.get("coalesce"):
         return lambda env: "".join(to_sql_string(v) for v in (p(env) for p in parts) if v is not None)
     return strict(lambda *values: "".join(map(to_sql_string, values)), *parts)
 

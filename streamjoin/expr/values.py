@@ -12,16 +12,15 @@ Representation (the one convention every evaluator follows):
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Callable, Mapping
 
 from sqlglot import exp
 
 from streamjoin.expr.core import ExpressionError
+from streamjoin.serde.time import EPOCH, datetime_to_millis, format_timestamp, parse_timestamp
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-ONE_MS = timedelta(milliseconds=1)
 
 UNIT_MILLIS = {
     "MILLISECOND": 1,
@@ -37,21 +36,6 @@ CALENDAR_UNITS = ("MONTH", "YEAR")
 # ---- timestamps ---------------------------------------------------------------------------
 
 
-def datetime_to_millis(value: datetime) -> int:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return (value - EPOCH) // ONE_MS
-
-
-def parse_timestamp(text: str) -> int:
-    """'2019-03-30 05:03:30.000' (also ISO 'T' / 'Z' / offsets / date only) -> epoch millis.
-    A timestamp without an offset is UTC."""
-    try:
-        return datetime_to_millis(datetime.fromisoformat(text.strip()))
-    except ValueError:
-        raise ValueError(f"{text!r} is not a timestamp (expected 'YYYY-MM-DD HH:MM:SS.fff')") from None
-
-
 def to_millis(value: Any) -> int:
     """Any accepted TIMESTAMP representation -> epoch millis."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -65,12 +49,6 @@ def to_millis(value: Any) -> int:
     if isinstance(value, (float, Decimal)):
         return int(value)
     raise TypeError(f"{value!r} is not a timestamp")
-
-
-def format_timestamp(millis: int) -> str:
-    """Epoch millis -> 'YYYY-MM-DD HH:MM:SS.fff' (UTC), the conformance files' encoding."""
-    moment = EPOCH + timedelta(milliseconds=millis)
-    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
 
 
 def unit_name(unit: str) -> str:

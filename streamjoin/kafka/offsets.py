@@ -12,7 +12,8 @@ Tansu quirks handled here (harmless on real Kafka):
 from __future__ import annotations
 
 import time
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Iterator, Mapping
 
 from kafka import KafkaConsumer, TopicPartition
 from kafka.record import util as record_util
@@ -132,3 +133,60 @@ def read_range(consumer: KafkaConsumer, tp: TopicPartition, start: int, end: int
             last_progress = time.monotonic()
         elif time.monotonic() - last_progress > STALL_TIMEOUT_S:
             raise TimeoutError(f"{tp}: stuck at offset {consumer.position(tp)} before end {end}")
+
+
+# What a reader does when its next offset is not in the log any more (see `DataLoss`).
+ON_DATA_LOSS = ("fail", "earliest", "latest")
+
+
+@dataclass(frozen=True)
+class DataLoss:
+    """A partition whose committed next offset lies outside the log [begin, end): past the end
+    (the topic was deleted and recreated, or the broker lost its data: an embedded broker keeps
+    it in memory) or before the beginning (retention deleted records never read)."""
+
+    tp: TopicPartition
+    committed: int
+    begin: int
+    end: int
+
+    def describe(self) -> str:
+        where = "past the log end" if self.committed > self.end else "before the log start"
+        return (f"topic {self.tp.topic!r} partition {self.tp.partition}: the checkpoint's next offset "
+                f"{self.committed} is {where} (the log holds offsets {self.begin}..{self.end})")
+
+
+class DataLossError(RuntimeError):
+    """Records a query has not read are gone, or its checkpoint points into a log that no longer
+    exists; reading on would silently skip or re-read data."""
+
+    def __init__(self, losses: list[DataLoss]) -> None:
+        self.losses = losses
+        super().__init__(
+            "; ".join(loss.describe() for loss in losses)
+            + ". Nothing was read. To go on anyway, re-read from the first record that exists "
+              "(on_data_loss=earliest) or skip to the current end (on_data_loss=latest), or reset "
+              "the query's checkpoint.")
+
+
+def data_losses(committed: Mapping[TopicPartition, int], begins: Mapping[TopicPartition, int],
+                ends: Mapping[TopicPartition, int]) -> list[DataLoss]:
+    """The partitions whose committed next offset is outside [begin, end]."""
+    return [DataLoss(tp, offset, begins[tp], ends[tp]) for tp, offset in committed.items()
+            if tp in ends and not begins[tp] <= offset <= ends[tp]]
+
+
+def recover(committed: Mapping[TopicPartition, int], begins: Mapping[TopicPartition, int],
+            ends: Mapping[TopicPartition, int], policy: str) -> dict[TopicPartition, int]:
+    """The offsets to read from: `committed`, unless a partition lost data, which raises
+    DataLossError (policy "fail") or starts over at the log's beginning ("earliest") or end
+    ("latest")."""
+    losses = data_losses(committed, begins, ends)
+    if not losses:
+        return dict(committed)
+    if policy not in ON_DATA_LOSS:
+        raise ValueError(f"on_data_loss must be one of {ON_DATA_LOSS}, got {policy!r}")
+    if policy == "fail":
+        raise DataLossError(losses)
+    restart = begins if policy == "earliest" else ends
+    return {**committed, **{loss.tp: restart[loss.tp] for loss in losses}}

@@ -15,8 +15,8 @@ from sqlglot import exp
 
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
-from streamjoin.plan.joins import Input, Stage, _check_key_types, _copartition, _finish
-from streamjoin.plan.scope import Context, Scope, ScopeEntry, col, qualifier
+from streamjoin.plan.joins import Input, JoinClause, _check_key_types, _copartition, _finish
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, qualifier
 
 ROWTIME = "ROWTIME"
 # Each comparison read `left <op> right`, and as written `right <op> left` (mirrored).
@@ -34,8 +34,8 @@ def is_asof(join: exp.Join) -> bool:
     return _written_asof(join) or join.args.get("match_condition") is not None
 
 
-def plan_asof(ctx: Context, scope: Scope, left: Input, right: Input, stage: Stage) -> Input:
-    join, jt = stage.ast, stage.join_type
+def plan_asof(ctx: Context, scope: SelectScope, left: Input, right: Input, clause: JoinClause) -> Input:
+    join, jt = clause.ast, clause.join_type
     match = join.args.get("match_condition")
     if not _written_asof(join):
         raise ctx.error("asof-match-condition", "MATCH_CONDITION belongs to an ASOF JOIN: write ASOF JOIN", match)
@@ -44,7 +44,7 @@ def plan_asof(ctx: Context, scope: Scope, left: Input, right: Input, stage: Stag
     if jt not in ("INNER", "LEFT"):
         raise ctx.error("asof-join-type", f"{jt} ASOF joins are not supported (INNER and LEFT only: a "
                         "left row looks up its one closest right row)", join)
-    if stage.within is not None or stage.temporal is not None or left.window or right.window:
+    if clause.within is not None or clause.temporal is not None or left.window or right.window:
         raise ctx.error("asof-clause", "ASOF JOIN takes no WITHIN, OVER or FOR SYSTEM_TIME clause: "
                         "MATCH_CONDITION picks the one closest row", join)
     (left_time, left_written), comparison, (right_time, right_written) = _match_sides(ctx, scope, left, right, match)
@@ -55,7 +55,7 @@ def plan_asof(ctx: Context, scope: Scope, left: Input, right: Input, stage: Stag
             raise ctx.error("asof-stream-input", "ASOF JOIN joins two streams (append-only inputs); "
                             f"{time.table} is a table", where)
         _check_event_time(ctx, scope, side, time, written)
-    split = cond.split(stage.condition, left.aliases, right.aliases)
+    split = cond.split(clause.condition, left.aliases, right.aliases)
     _check_key_types(ctx, scope, split, join.args.get("on") or join)
     lkeys, rkeys = [p[0] for p in split.pairs], [p[1] for p in split.pairs]
     if lkeys:
@@ -70,7 +70,7 @@ def plan_asof(ctx: Context, scope: Scope, left: Input, right: Input, stage: Stag
                    comparison=comparison)
 
 
-def _match_sides(ctx: Context, scope: Scope, left: Input, right: Input, match: exp.Expr):
+def _match_sides(ctx: Context, scope: SelectScope, left: Input, right: Input, match: exp.Expr):
     """((left column, as written), operator read left-to-right, (right column, as written))."""
     written = match.unnest()
     operators = _COMPARISONS.get(type(written))
@@ -85,7 +85,7 @@ def _match_sides(ctx: Context, scope: Scope, left: Input, right: Input, match: e
     raise ctx.error("asof-match-condition", _SHAPE, match)
 
 
-def _resolve(scope: Scope, column: exp.Column) -> exp.Column:
+def _resolve(scope: SelectScope, column: exp.Column) -> exp.Column:
     """The qualified column; `alias.ROWTIME` is the record time of a relation without such a column."""
     entry = scope.find(qualifier(column))
     if entry is not None and column.name.upper() == ROWTIME and entry.column(ROWTIME) is None:
@@ -93,7 +93,7 @@ def _resolve(scope: Scope, column: exp.Column) -> exp.Column:
     return scope.resolve_column(column)
 
 
-def _check_event_time(ctx: Context, scope: Scope, side: Input, time: exp.Column, written: exp.Column) -> None:
+def _check_event_time(ctx: Context, scope: SelectScope, side: Input, time: exp.Column, written: exp.Column) -> None:
     if len(side.entries) > 1:
         raise ctx.error("asof-match-column", "ASOF JOIN orders each input by its event time; this input "
                         f"already joins {', '.join(sorted(side.aliases))}, whose time is no one relation's "

@@ -47,8 +47,8 @@ def split(condition: exp.Expr | None, left: set[str], right: set[str]) -> SplitC
     return SplitCondition(pairs, residual)
 
 
-def check_lenses_on(ctx: Context, condition: exp.Expr, original: exp.Expr) -> None:
-    """Lenses ON rules: `=` with one table on each side, or a predicate over a single table,
+def check_single_table_sides(ctx: Context, condition: exp.Expr, original: exp.Expr) -> None:
+    """Lenses' ON rules: `=` with one table on each side, or a predicate over a single table,
     combined with AND only."""
     for conjunct, written in zip(conjuncts(condition), conjuncts(original)):
         if len(relations(conjunct)) <= 1:

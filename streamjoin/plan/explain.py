@@ -18,7 +18,7 @@ def explain(target) -> str:
     if hasattr(target, "queries"):
         return "\n\n".join(explain(q) for q in target.queries) or "(no queries)"
     if hasattr(target, "root"):
-        header = (f"Query -> {target.sink.name} ({target.sink.kind}, {target.flavour})\n"
+        header = (f"Query -> {target.sink.name} ({target.sink.kind}, {target.flavour.name})\n"
                   f"  output key: [{', '.join(target.key_columns)}]\n"
                   f"  output value: [{', '.join(target.value_columns)}]\n")
         return header + "\n".join(_lines(target.root, "", ""))
@@ -99,9 +99,21 @@ def _describe_join(node: n.Join, key: str) -> str:
     if isinstance(node, n.IntervalJoin):
         b = node.bounds
         parts.append(f"{b.left_time.sql()} - {b.right_time.sql()} in [{b.lower_ms}ms, {b.upper_ms}ms]")
-    flags = [k for k, v in node.flags.items() if v]
-    if flags:
-        parts.append("flags " + ",".join(flags))
+    chosen = [name for name, on in _semantics(node) if on]
+    if chosen:
+        parts.append("flags " + ",".join(chosen))
     if node.written:
         parts.append(f"({node.written})")
     return "  ".join(parts)
+
+
+def _semantics(node: n.Join):
+    """(name, on) per flavour-chosen semantics of a join, under the names docs/sql-reference.md
+    and the `SET 'streamjoin.<option>'` overrides use."""
+    if isinstance(node, n.StreamStreamJoin):
+        yield "eager_outer", node.eager_outer
+    if isinstance(node, n.StreamTableJoin):
+        yield "reemit_on_table_update", node.reemit_on_late_table_row
+        yield "snapshot_table_at_start", node.static_snapshot
+    if isinstance(node, n.RegularJoin):
+        yield "state_ttl_ms", bool(node.state_ttl_ms)

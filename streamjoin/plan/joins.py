@@ -1,4 +1,4 @@
-"""One join stage: what kind of join the inputs' kinds make it, the rules each flavour enforces,
+"""One join clause: what kind of join the inputs' kinds make it, the rules each flavour enforces,
 the repartitioning it needs, and its result kind and key."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from streamjoin.dialect.flavours import JoinModel
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
-from streamjoin.plan.scope import Context, Scope, ScopeEntry
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry
 
 
 @dataclass
@@ -36,7 +37,7 @@ class Input:
 
 
 @dataclass
-class Stage:
+class JoinClause:
     """A parsed `JOIN right ...` clause before planning."""
 
     join_type: str
@@ -60,23 +61,20 @@ def _repartition(ctx: Context, side: Input, keys, partitions, reason) -> Input:
                    partitions=partitions)
 
 
-def plan_stage(ctx: Context, scope: Scope, left: Input, right: Input, stage: Stage) -> Input:
-    flavour, jt = ctx.flavour, stage.join_type
-    split = cond.split(stage.condition, left.aliases, right.aliases)
-    lk, rk = left.kind, right.kind
-    written = f"{lk} {jt} JOIN {rk}"
-    if flavour == "lenses" and stage.condition is not None and not stage.written_without_condition:
-        cond.check_lenses_on(ctx, stage.condition, stage.ast.args.get("on") or stage.ast)
+def plan_join(ctx: Context, scope: SelectScope, left: Input, right: Input, clause: JoinClause) -> Input:
+    jt = clause.join_type
+    split = cond.split(clause.condition, left.aliases, right.aliases)
+    written = f"{left.kind} {jt} JOIN {right.kind}"
+    if ctx.flavour.on_sides_single_table and clause.condition is not None and not clause.written_without_condition:
+        cond.check_single_table_sides(ctx, clause.condition, clause.ast.args.get("on") or clause.ast)
     if jt == "CROSS" and not split.pairs and not split.residual:
         return _finish(ctx, left, right, n.CrossJoin, "CROSS", split, written, left_window=left.window,
                        right_window=right.window)
     if jt == "CROSS":
         jt = "INNER"  # CROSS JOIN + WHERE: for an inner join WHERE is the same as ON
-    if flavour == "flink":
-        return _plan_flink(ctx, scope, left, right, stage, split, jt, written)
-    if flavour == "sqlstream":
-        return _plan_sqlstream(ctx, scope, left, right, stage, split, jt, written)
-    return _plan_keyed(ctx, scope, left, right, stage, split, jt, written)
+    plan = {JoinModel.KEYED: _plan_keyed, JoinModel.RELATIONAL: _plan_relational,
+            JoinModel.WINDOWED: _plan_windowed}[ctx.flavour.join_model]
+    return plan(ctx, scope, left, right, clause, split, jt, written)
 
 
 def _finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_names=(), **extra) -> Input:
@@ -88,7 +86,7 @@ def _finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_na
     return Input(node, left.entries + right.entries, names, left.partitions or right.partitions, None, node)
 
 
-def _check_key_types(ctx: Context, scope: Scope, split, where) -> None:
+def _check_key_types(ctx: Context, scope: SelectScope, split, where) -> None:
     for lhs, rhs in split.pairs:
         lt, rt = scope.type_of(lhs), scope.type_of(rhs)
         if lt and rt and not lt.joinable_with(rt):
@@ -96,68 +94,67 @@ def _check_key_types(ctx: Context, scope: Scope, split, where) -> None:
                             f"{lhs.sql()}{{{lt.family}}} = {rhs.sql()}{{{rt.family}}}; CAST one side", where)
 
 
-def _plan_keyed(ctx, scope, left, right, stage, split, jt, written) -> Input:
+def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
     """ksqlDB and Lenses: the inputs' kinds pick the join; joins are on keys (re-keying streams)."""
-    where = stage.ast.args.get("on") or stage.ast
-    ksql = ctx.flavour == "ksqldb"
+    where = clause.ast.args.get("on") or clause.ast
+    flavour = ctx.flavour
     lk, rk = left.kind, right.kind
-    if not split.pairs and ksql:
+    if not split.pairs and flavour.equi_join_conditions_only:
         raise ctx.error("equi-join", "Only equality join criteria is supported: the join expression "
                         "must be a column equal comparison", where)
-    if ksql and len(split.pairs) > 1 and not ctx.option("allow_multi_column_keys"):
+    if flavour.single_key_equality and len(split.pairs) > 1 and not ctx.option("allow_multi_column_keys"):
         raise ctx.error("multi-column-key", "joins on multiple conditions are not yet supported (set "
                         "'streamjoin.allow_multi_column_keys'='true' to allow multi-column keys)", where)
-    if ksql and split.residual and not ctx.option("allow_non_equi_predicates"):
+    if flavour.equi_join_conditions_only and split.residual and not ctx.option("allow_non_equi_predicates"):
         raise ctx.error("equi-join", "Only equality join criteria is supported (set "
                         "'streamjoin.allow_non_equi_predicates'='true' to allow residual predicates)", where)
     _check_key_types(ctx, scope, split, where)
     if lk == "table" and rk == "stream":
-        if ksql or jt != "RIGHT":
-            allowed = "" if ksql else " (Lenses allows only RIGHT JOIN for table-stream)"
+        if not flavour.table_right_join_stream or jt != "RIGHT":
+            allowed = " (Lenses allows only RIGHT JOIN for table-stream)" if flavour.table_right_join_stream else ""
             raise ctx.error("join-operand-order", "Join between invalid operands requested: left type: "
-                            f"KTABLE, right type: KSTREAM; table-stream joins are not supported{allowed}", stage.ast)
+                            f"KTABLE, right type: KSTREAM; table-stream joins are not supported{allowed}", clause.ast)
         # table RIGHT JOIN stream == stream LEFT JOIN table
         swapped = cond.SplitCondition([(r, l) for l, r in split.pairs], split.residual)
-        return _plan_keyed(ctx, scope, right, left, stage, swapped, "LEFT", written)
+        return _plan_keyed(ctx, scope, right, left, clause, swapped, "LEFT", written)
     lkeys, rkeys = [p[0] for p in split.pairs], [p[1] for p in split.pairs]
     if lk == "stream" and rk == "stream":
-        if stage.within is None:
+        if clause.within is None:
             raise ctx.error("stream-stream-window", "Stream-Stream joins must have a WITHIN clause "
-                            "specified (a join window is required)", stage.ast)
-        left, right = _copartition(ctx, left, right, lkeys, rkeys, stage.ast)
+                            "specified (a join window is required)", clause.ast)
+        left, right = _copartition(ctx, left, right, lkeys, rkeys, clause.ast)
         key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
-        window = stage.within
-        if ctx.flavour != "ksqldb" and window.grace_ms is None:
-            # Lenses' sliding window has no grace: a window closes when stream time passes it.
+        window = clause.within
+        if flavour.zero_grace_by_default and window.grace_ms is None:
             window = replace(window, grace_ms=0)
-        # ksqlDB without GRACE emits unmatched rows eagerly (legacy); Lenses' results show none.
-        eager = ctx.flavour == "ksqldb" and stage.within.grace_ms is None
+        eager = flavour.eager_outer_without_grace and clause.within.grace_ms is None
         return _finish(ctx, left, right, n.StreamStreamJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       window=window, flags={"eager_outer": ctx.option("eager_outer", eager)})
-    if stage.within is not None:
-        raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input", stage.ast)
+                       window=window, eager_outer=ctx.option("eager_outer", eager))
+    if clause.within is not None:
+        raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input", clause.ast)
     if lk == "stream":  # stream-table
         if jt not in ("INNER", "LEFT"):
             raise ctx.error("stream-table-join-type", f"{jt} OUTER joins between streams and tables are not "
-                            "supported (stream-table joins support INNER and LEFT)", stage.ast)
-        if ksql and not _key_matches(right, rkeys):
+                            "supported (stream-table joins support INNER and LEFT)", clause.ast)
+        if flavour.table_joins_on_primary_key and not _key_matches(right, rkeys):
             raise ctx.error("table-non-key", "stream-table joins require to join on the table's primary key; "
                             f"{', '.join(e.sql() for e in rkeys)} is not the key of the table", where)
-        left, right = _copartition(ctx, left, right, lkeys, rkeys, stage.ast)
+        left, right = _copartition(ctx, left, right, lkeys, rkeys, clause.ast)
         key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
+        reemit = jt == "LEFT" and ctx.option("reemit_on_table_update", flavour.reemit_on_late_table_row)
         return _finish(ctx, left, right, n.StreamTableJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       flags={"reemit_on_table_update": jt == "LEFT" and ctx.option("reemit_on_table_update", ctx.flavour == "lenses")})
+                       reemit_on_late_table_row=reemit)
     # table-table
-    if ksql and not _key_matches(right, rkeys):
+    if flavour.table_joins_on_primary_key and not _key_matches(right, rkeys):
         raise ctx.error("table-table-key", "table-table joins require to join on the primary key of the right "
                         "input table (many-to-many joins are not supported)", where)
-    if ksql and not _key_matches(left, lkeys):
+    if flavour.table_joins_on_primary_key and not _key_matches(left, lkeys):
         if jt not in ("INNER", "LEFT"):
             raise ctx.error("foreign-key-join-type", f"{jt} OUTER JOIN on a foreign key is not supported "
-                            "(foreign-key joins support INNER and LEFT)", stage.ast)
+                            "(foreign-key joins support INNER and LEFT)", clause.ast)
         return _finish(ctx, left, right, n.ForeignKeyJoin, jt, split, written, key=left.node.key,
                        key_names=left.key_names)
-    left, right = _copartition(ctx, left, right, lkeys, rkeys, stage.ast)
+    left, right = _copartition(ctx, left, right, lkeys, rkeys, clause.ast)
     key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 and jt != "FULL" else set()
     return _finish(ctx, left, right, n.TableTableJoin, jt, split, written, key=lkeys, key_names=key_names)
 
@@ -170,13 +167,13 @@ def _copartition(ctx, left: Input, right: Input, lkeys, rkeys, where=None) -> tu
         side, keys = (left, lkeys) if side_name == "left" else (right, rkeys)
         other = right if side_name == "left" else left
         if keys and not _key_matches(side, keys):
-            if side.kind == "table" and ctx.flavour != "lenses":
-                continue  # a table is never re-keyed outside Lenses; rules above reject the join
+            if side.kind == "table" and not ctx.flavour.repartitions_tables:
+                continue  # the rules above reject the join
             side = _repartition(ctx, side, keys, other.partitions or side.partitions, "join key")
             moved = True
             left, right = (side, right) if side_name == "left" else (left, side)
     if left.partitions and right.partitions and left.partitions != right.partitions:
-        if ctx.flavour == "lenses":
+        if ctx.flavour.repartitions_to_match_partitions:
             small_left = left.partitions < right.partitions
             side = left if small_left else right
             side = _repartition(ctx, side, side.node.key, max(left.partitions, right.partitions), "partition count")
@@ -192,11 +189,13 @@ def _names(side: Input) -> str:
     return "`" + "+".join((e.source.name if e.source else e.alias).upper() for e in side.entries) + "`"
 
 
-def _plan_flink(ctx, scope, left, right, stage, split, jt, written) -> Input:
-    where = stage.ast.args.get("on") or stage.ast
-    if stage.temporal is not None:
+def _plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Input:
+    """Flink: a temporal join (FOR SYSTEM_TIME AS OF), an interval join (time bounds between two
+    streams) or a regular join."""
+    where = clause.ast.args.get("on") or clause.ast
+    if clause.temporal is not None:
         entry = right.entries[0]
-        processing = _is_proctime(scope, stage.temporal)
+        processing = _is_proctime(scope, clause.temporal)
         if not processing and entry.kind == "versioned_table":
             pk = {f"{entry.alias}.{k}".lower() for k in entry.key_columns}
             if not pk <= {r.sql().lower() for _, r in split.pairs}:
@@ -204,9 +203,9 @@ def _plan_flink(ctx, scope, left, right, stage, split, jt, written) -> Input:
                                 f"({', '.join(entry.key_columns)}) of {entry.alias} to be contained in the "
                                 "equivalence condition of the temporal join", where)
         if jt not in ("INNER", "LEFT"):
-            raise ctx.error("temporal-join-type", f"{jt} temporal joins are not supported (INNER and LEFT only)", stage.ast)
+            raise ctx.error("temporal-join-type", f"{jt} temporal joins are not supported (INNER and LEFT only)", clause.ast)
         return _finish(ctx, left, right, n.TemporalJoin, jt, split, written, kind="stream",
-                       time_attribute=stage.temporal, processing_time=processing)
+                       time_attribute=clause.temporal, processing_time=processing)
     left_times = {t for e in left.entries for t in _times(e)}
     right_times = {t for e in right.entries for t in _times(e)}
     for conjunct in split.residual:
@@ -216,9 +215,8 @@ def _plan_flink(ctx, scope, left, right, stage, split, jt, written) -> Input:
             return _finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind="stream",
                            bounds=n.IntervalBounds(*bounds))
     kind = "stream" if left.kind == right.kind == "stream" and jt == "INNER" else "table"
-    ttl = _state_ttl_ms(ctx, stage.ast)
-    return _finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind,
-                   flags={"state_ttl_ms": ttl} if ttl else {})
+    ttl = _state_ttl_ms(ctx, clause.ast)
+    return _finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind, state_ttl_ms=ttl)
 
 
 _TTL = re.compile(r"^\s*(\d+)\s*(ms|milli|millis|milliseconds?|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
@@ -243,13 +241,15 @@ def _times(entry: ScopeEntry) -> set[str]:
     return {f"{entry.alias}.{c}" for c in (entry.timestamp, entry.proctime) if c}
 
 
-def _is_proctime(scope: Scope, expression: exp.Expr) -> bool:
+def _is_proctime(scope: SelectScope, expression: exp.Expr) -> bool:
     entry = scope.find(expression.table) if isinstance(expression, exp.Column) else None
     return bool(entry and entry.proctime and entry.proctime.lower() == expression.name.lower())
 
 
-def _plan_sqlstream(ctx, scope, left, right, stage, split, jt, written) -> Input:
-    where = stage.ast.args.get("on") or stage.ast
+def _plan_windowed(ctx, scope, left, right, clause, split, jt, written) -> Input:
+    """s-Server: streams joined within their OVER windows; a stream-table join reads the table
+    as it was when the query started."""
+    where = clause.ast.args.get("on") or clause.ast
     if left.kind == right.kind == "stream":
         return _finish(ctx, left, right, n.OverWindowJoin, jt, split, written, kind="stream",
                        left_window=left.window or n.RelationWindow("RANGE", 0),
@@ -261,13 +261,13 @@ def _plan_sqlstream(ctx, scope, left, right, stage, split, jt, written) -> Input
         if left.kind == "table":
             if jt not in ("INNER", "RIGHT"):
                 raise ctx.error("stream-table-join-type", "an outer stream-table join must be one-sided: "
-                                "keep the stream side", stage.ast)
+                                "keep the stream side", clause.ast)
             swapped = cond.SplitCondition([(r, l) for l, r in split.pairs], split.residual)
             left, right, split, jt = right, left, swapped, "LEFT" if jt == "RIGHT" else jt
         elif jt not in ("INNER", "LEFT"):
             raise ctx.error("stream-table-join-type", "an outer stream-table join must be one-sided: "
-                            "keep the stream side", stage.ast)
+                            "keep the stream side", clause.ast)
         return _finish(ctx, left, right, n.StreamTableJoin, jt, split, written, kind="stream",
-                       flags={"snapshot_table_at_start": True})
+                       static_snapshot=True)
     return _finish(ctx, left, right, n.TableTableJoin, jt, split, written, kind="table")
 

@@ -93,9 +93,8 @@ class IntervalBounds:
 class Join(PlanNode):
     """Common shape of every join. join_type: INNER, LEFT, RIGHT, FULL or CROSS. left_keys[i]
     equals right_keys[i] (qualified expressions; empty for CROSS and key-less joins); residual:
-    the rest of the condition (or None), evaluated per candidate pair. flags: flavour-chosen
-    semantics, e.g. eager_outer (emit unmatched rows at once when no GRACE is given),
-    reemit_on_table_update (Lenses LEFT stream-table), snapshot_table_at_start (s-Server)."""
+    the rest of the condition (or None), evaluated per candidate pair. The subclasses' own fields
+    carry the flavour-chosen semantics their operator needs."""
 
     join_type: str = "INNER"
     left: PlanNode | None = None
@@ -103,7 +102,6 @@ class Join(PlanNode):
     left_keys: tuple[exp.Expr, ...] = ()
     right_keys: tuple[exp.Expr, ...] = ()
     residual: exp.Expr | None = None
-    flags: Mapping[str, bool] = field(default_factory=dict)
     written: str = ""  # how the join was written, for EXPLAIN (e.g. "table RIGHT JOIN stream")
 
     @property
@@ -113,16 +111,23 @@ class Join(PlanNode):
 
 @dataclass(frozen=True, eq=False)
 class StreamStreamJoin(Join):
-    """Windowed join of two streams (ksqlDB/Lenses WITHIN [GRACE PERIOD])."""
+    """Windowed join of two streams (ksqlDB/Lenses WITHIN [GRACE PERIOD]). eager_outer: an
+    unmatched outer row is emitted at once, not when its window closes (ksqlDB without GRACE)."""
 
     window: JoinWindow | None = None
+    eager_outer: bool = False
 
 
 @dataclass(frozen=True, eq=False)
 class StreamTableJoin(Join):
-    """Lookup of each left stream record in the right table's current state (right table updates
-    emit nothing unless flags['reemit_on_table_update']). A table RIGHT JOIN stream is planned
-    as stream LEFT JOIN table with the inputs swapped."""
+    """Lookup of each left stream record in the right table's current state. A table RIGHT JOIN
+    stream is planned as stream LEFT JOIN table with the inputs swapped. Right table updates emit
+    nothing, unless reemit_on_late_table_row (Lenses LEFT): an unmatched stream row is emitted
+    again, joined, when a table row for its key arrives later. static_snapshot (s-Server): the table is read as it
+    was when the query started."""
+
+    reemit_on_late_table_row: bool = False
+    static_snapshot: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,7 +142,10 @@ class ForeignKeyJoin(Join):
 
 @dataclass(frozen=True, eq=False)
 class RegularJoin(Join):
-    """Flink regular join: both inputs kept in state forever, either side triggers output."""
+    """Flink regular join: both inputs kept in state, either side triggers output. state_ttl_ms:
+    how long (in stream time) a row is kept (Flink's table.exec.state.ttl; None: forever)."""
+
+    state_ttl_ms: int | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from streamjoin.plan.catalog import Catalog, SourceDef
 from streamjoin.dialect import CreateRelation, SetOption, StreamQuery, ViewDefinition, parse, span
+from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.relations import View, declared_source, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
@@ -51,7 +52,7 @@ class PlannedQuery:
     key_columns: tuple[str, ...]
     value_columns: tuple[str, ...]
     scope: Mapping[str, ScopeEntry]
-    flavour: str
+    flavour: Flavour
     text: str = ""
 
     @property
@@ -67,7 +68,7 @@ class PlannedQuery:
 class Program:
     statements: list = field(default_factory=list)
     catalog: Catalog | None = None
-    flavour: str = "ksqldb"
+    flavour: Flavour = FLAVOURS["ksqldb"]
     settings: dict = field(default_factory=dict)
 
     @property
@@ -75,18 +76,19 @@ class Program:
         return [s for s in self.statements if isinstance(s, PlannedQuery)]
 
 
-def plan_program(sql_text: str, catalog: Catalog | None = None, dialect: str = "ksqldb",
+def plan_program(sql_text: str, catalog: Catalog | None = None, dialect: str | Flavour = "ksqldb",
                  file: str | None = None, settings: Mapping | None = None) -> Program:
-    """Parse and plan every statement. `catalog` is not modified: `Program.catalog` is a copy
-    updated by the source declarations and persistent queries of the text."""
+    """Parse and plan every statement in flavour `dialect` (a name or a Flavour). `catalog` is not
+    modified: `Program.catalog` is a copy updated by the source declarations and persistent
+    queries of the text."""
     catalog = catalog.copy() if catalog is not None else Catalog()
-    ctx = Context(sql_text, file, dialect, catalog, dict(settings or {}))
+    ctx = Context(sql_text, file, flavour(dialect), catalog, dict(settings or {}))
     function = ctx.settings.get("temporal_table_function")
     if function:
         catalog.temporal_functions[function["name"].lower()] = function
-    program = Program([], catalog, dialect, ctx.settings)
+    program = Program([], catalog, ctx.flavour, ctx.settings)
     views: dict[str, View] = {}
-    for statement in parse(sql_text, dialect, file):
+    for statement in parse(sql_text, ctx.flavour, file):
         program.statements.append(_plan_statement(ctx, statement, views, len(program.queries)))
     return program
 
@@ -148,11 +150,12 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props, statement) -> 
     if not isinstance(query, exp.Select):
         raise ctx.error("unsupported-statement", "expected a SELECT query", query)
     planned, keys, values, result_kind, scope = plan_select(ctx, query, views, partition_by)
-    if ctx.flavour == "ksqldb" and create_kind and create_kind != result_kind:
+    if ctx.flavour.create_kind_must_match and create_kind and create_kind != result_kind:
         raise ctx.error("result-kind", f"Invalid result type. Your SELECT query produces a {result_kind.upper()}. "
                         f"Please use CREATE {result_kind.upper()} AS SELECT instead", statement)
     partitions = props.get("partitions") or ctx.settings.get("output_partitions") or planned.partitions
-    topic = props.get("kafka_topic") or (sink_name.upper() if ctx.flavour == "ksqldb" and create_kind else sink_name)
+    upper = ctx.flavour.upper_case_sink_topic and create_kind
+    topic = props.get("kafka_topic") or (sink_name.upper() if upper else sink_name)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None,
                   (props.get("key_format") or "KAFKA").upper(), (props.get("value_format") or "JSON").upper(),

@@ -126,7 +126,7 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     if watermarks and isinstance(watermarks[0].expression, exp.Sub):
         delay = cond.interval_ms(watermarks[0].expression.right.unnest())
     kind = create.args["kind"].lower()
-    if ctx.flavour == "flink":  # Flink: no key = append-only stream; key + watermark = versioned table
+    if ctx.flavour.ddl_kind_from_key:  # no key = append-only stream; key + watermark = versioned table
         kind = "stream" if not keys else ("versioned_table" if timestamp else "table")
     key_format = props.get("key_format") or props.get("key.format") or "KAFKA"
     value_format = props.get("value_format") or props.get("value.format") or props.get("format") or "JSON"

@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from streamjoin.plan.catalog import Catalog, SourceDef
 from streamjoin.dialect.errors import StreamJoinError, span
+from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.types import SqlType
 
 PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
@@ -19,7 +20,7 @@ class Context:
 
     sql: str
     file: str | None
-    flavour: str
+    flavour: Flavour
     catalog: Catalog
     settings: dict = field(default_factory=dict)
 
@@ -29,7 +30,7 @@ class Context:
 
     def option(self, name: str, default: bool = False) -> bool:
         """`SET 'streamjoin.<name>'='true'` or the case setting of the same name, else `default`
-        (the flavour's choice where the seeds disagree)."""
+        (the flavour's switch where the seeds disagree)."""
         value = self.settings.get(f"streamjoin.{name}", self.settings.get(name))
         return default if value is None else str(value).lower() in ("true", "1", "yes")
 
@@ -70,7 +71,7 @@ def relations(expression: exp.Expr) -> set[str]:
     return {c.table for c in expression.find_all(exp.Column) if c.table}
 
 
-class Scope:
+class SelectScope:
     """The relations of one SELECT; `resolve` returns a copy of an expression with every column
     qualified by its relation's alias and spelled as declared."""
 

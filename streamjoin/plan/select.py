@@ -7,18 +7,17 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.asof import is_asof, plan_asof
-from streamjoin.plan.joins import Input, Stage, plan_stage
+from streamjoin.plan.joins import Input, JoinClause, plan_join
 from streamjoin.plan.relations import relation_input, temporal_function_input
-from streamjoin.plan.scope import Context, Scope, ScopeEntry, col, relations
-
-UPPER_FLAVOURS = ("ksqldb", "sqlstream")  # unquoted identifiers are reported in upper case
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relations
 
 
 def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
-    scope = Scope(ctx)
+    scope = SelectScope(ctx)
     windows = {w.alias.lower(): w.args.get("spec") for w in select.args.get("windows") or []}
     from_ = select.args.get("from_")
     if from_ is None:
@@ -65,7 +64,7 @@ def _right_input(ctx: Context, join: exp.Join, views, windows):
     return relation_input(ctx, right_ast, views, windows), version.expression if version is not None else None
 
 
-def _join(ctx: Context, scope: Scope, left: Input, join: exp.Join, right: Input, temporal_arg, where: list):
+def _join(ctx: Context, scope: SelectScope, left: Input, join: exp.Join, right: Input, temporal_arg, where: list):
     right_ast = join.this
     temporal = scope.resolve(temporal_arg) if temporal_arg is not None else None
     join_type = _join_type(join)
@@ -81,8 +80,8 @@ def _join(ctx: Context, scope: Scope, left: Input, join: exp.Join, right: Input,
         after = within.args["after"].millis if within.args.get("after") else before
         grace = within.args["grace"].millis if within.args.get("grace") else None
         window = n.JoinWindow(before, after, grace)
-    stage = Stage(join_type, join, condition, window, temporal, no_condition)
-    result = (plan_asof if is_asof(join) else plan_stage)(ctx, scope, left, right, stage)
+    clause = JoinClause(join_type, join, condition, window, temporal, no_condition)
+    result = (plan_asof if is_asof(join) else plan_join)(ctx, scope, left, right, clause)
     if isinstance(result.node, n.ForeignKeyJoin):  # keyed by the left table's primary key
         return result, result.node.key[0].name.upper()
     return result, _ksql_key_label(ctx, join_type, condition)
@@ -118,7 +117,7 @@ def _condition(ctx, scope, left: Input, right: Input, join: exp.Join, where: lis
         return exp.and_(*pairs), False
     if is_asof(join):  # no ON: every row has the one empty key; WHERE filters the matches
         return None, False
-    if ctx.flavour == "lenses" and join_type != "CROSS":
+    if ctx.flavour.implicit_key_join and join_type != "CROSS":
         if len(left.node.key) != len(right.node.key) or not left.node.key:
             raise ctx.error("join-condition", "a join without ON needs both inputs keyed (_key)", join)
         return exp.and_(*(exp.EQ(this=l, expression=r) for l, r in zip(left.node.key, right.node.key))), True
@@ -143,7 +142,7 @@ def _ksql_key_label(ctx: Context, join_type: str, condition) -> str | None:
     return "KSQL_COL_0"
 
 
-def _lateral(ctx: Context, scope: Scope, current: Input, lateral: exp.Lateral, entry: ScopeEntry) -> Input:
+def _lateral(ctx: Context, scope: SelectScope, current: Input, lateral: exp.Lateral, entry: ScopeEntry) -> Input:
     target = lateral.this if not isinstance(lateral.this, exp.Identifier) else exp.column(lateral.this.copy())
     expression = scope.resolve(target)
     if entry.alias in relations(expression):
@@ -158,13 +157,13 @@ def _name_of(ctx: Context, node: exp.Expr, index: int) -> str:
     if isinstance(identifier, exp.TableAlias):
         identifier = identifier.this
     if identifier is None:
-        return f"KSQL_COL_{index}" if ctx.flavour == "ksqldb" else f"EXPR${index}"
+        return f"{ctx.flavour.expression_column_prefix}{index}"
     quoted = isinstance(identifier, exp.Identifier) and identifier.quoted
     name = identifier.name
-    return name.upper() if ctx.flavour in UPPER_FLAVOURS and not quoted else name
+    return name.upper() if ctx.flavour.upper_case_identifiers and not quoted else name
 
 
-def _expand_projection(ctx: Context, scope: Scope, select: exp.Select) -> list[tuple[str, exp.Expr, bool]]:
+def _expand_projection(ctx: Context, scope: SelectScope, select: exp.Select) -> list[tuple[str, exp.Expr, bool]]:
     """(output name, resolved expression, written node) per output column, stars expanded."""
     items, multi = [], len([e for e in scope.entries if e.source is not None or e.columns]) > 1
     for index, node in enumerate(select.expressions):
@@ -183,7 +182,7 @@ def _expand_projection(ctx: Context, scope: Scope, select: exp.Select) -> list[t
     return items
 
 
-def _star(ctx: Context, scope: Scope, entries, multi: bool):
+def _star(ctx: Context, scope: SelectScope, entries, multi: bool):
     using = [c for c in scope.using]
     out, seen_using = [], set()
     for name in using:  # standard SQL: USING columns once, first
@@ -191,25 +190,26 @@ def _star(ctx: Context, scope: Scope, entries, multi: bool):
         declared = scope.find(alias).column(name)
         out.append((_upper(ctx, declared), col(alias, declared)))
         seen_using.add(name)
+    flavour = ctx.flavour
     for entry in entries:
         for column in entry.columns:
-            if column.lower() in seen_using or (ctx.flavour == "lenses" and column == "_key"):
+            if column.lower() in seen_using or (flavour.star_skips_key_column and column == "_key"):
                 continue
-            if entry.proctime == column and ctx.flavour == "flink":
+            if entry.proctime == column and flavour.star_skips_proctime:
                 continue
-            name = f"{entry.alias}_{column}" if ctx.flavour == "ksqldb" and multi else column
+            name = f"{entry.alias}_{column}" if flavour.star_prefixes_alias and multi else column
             out.append((_upper(ctx, name), col(entry.alias, column)))
     return out
 
 
 def _upper(ctx: Context, name: str) -> str:
-    return name.upper() if ctx.flavour in UPPER_FLAVOURS else name
+    return name.upper() if ctx.flavour.upper_case_identifiers else name
 
 
 def _split_key(ctx: Context, current: Input, items, key_label):
-    """ksqlDB moves the projected column that provides the key into the key (value excludes it);
-    other flavours keep every projected column in the value. s-Server ROWTIME is the record
-    timestamp, not a value column."""
+    """The output key and value per the flavour's `output_key`: PROJECTED_COLUMN (ksqlDB) moves
+    the projected column that provides the key into the key (value excludes it); otherwise the
+    value keeps every projected column. s-Server ROWTIME is the record timestamp, not a value column."""
     values = {}
     for name, expr, written in items:
         if isinstance(expr, exp.Column) and not expr.table and expr.name.upper() == "ROWTIME":
@@ -218,9 +218,9 @@ def _split_key(ctx: Context, current: Input, items, key_label):
             raise ctx.error("duplicate-column", f"output column {name!r} appears twice; alias one of them", written)
         values[name] = expr
     key_exprs = current.node.key
-    if ctx.flavour == "lenses":
+    if ctx.flavour.output_key is OutputKey.KEY_PSEUDO_COLUMN:
         return ({"_key": key_exprs[0]} if len(key_exprs) == 1 else {}), values
-    if ctx.flavour != "ksqldb" or not key_exprs:
+    if ctx.flavour.output_key is OutputKey.NONE or not key_exprs:
         return {}, values
     names = current.key_names or ({key_exprs[0].sql()} if len(key_exprs) == 1 else set())
     for name, expr in values.items():

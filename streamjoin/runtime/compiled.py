@@ -7,15 +7,16 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from streamjoin import plan as P
+from streamjoin.dialect.flavours import Flavour, flavour
 from streamjoin.expr.compile import ExprOptions
 from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.compiler import RuntimeFactory
 from streamjoin.serde.formats import SerdeSpec
 
 
-def expr_options(dialect: str) -> ExprOptions:
-    """Lenses writes string literals in double quotes too (`substr(name, 1) = "J"`)."""
-    return ExprOptions(dialect=dialect, double_quoted_strings=dialect == "lenses")
+def expr_options(dialect: str | Flavour) -> ExprOptions:
+    """The expression semantics of flavour `dialect` (a name or a Flavour)."""
+    return ExprOptions.of(flavour(dialect))
 
 
 @dataclass(frozen=True)

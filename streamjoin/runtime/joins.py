@@ -20,17 +20,15 @@ from streamjoin.operators.window_join import RangeWindow, RowsWindow, WindowJoin
 
 def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProcessor:
     join_type = JoinType[node.join_type]
-    flags = node.flags
     if isinstance(node, P.StreamStreamJoin):
         w = node.window
         return StreamStreamJoin(StreamStreamJoinConfig(
             before=w.before_ms, after=w.after_ms, join_type=join_type, grace=w.grace_ms,
-            eager_outer=bool(flags.get("eager_outer")), residual=residual))
+            eager_outer=node.eager_outer, residual=residual))
     if isinstance(node, P.StreamTableJoin):
         return StreamTableJoin(StreamTableJoinConfig(
             join_type=join_type, residual=residual,
-            reemit_on_late_table_row=bool(flags.get("reemit_on_table_update")),
-            static_snapshot=bool(flags.get("snapshot_table_at_start"))))
+            reemit_on_late_table_row=node.reemit_on_late_table_row, static_snapshot=node.static_snapshot))
     if isinstance(node, P.TableTableJoin):
         return TableTableJoin(TableTableJoinConfig(join_type=join_type, residual=residual))
     if isinstance(node, P.ForeignKeyJoin):
@@ -38,7 +36,7 @@ def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProces
     if isinstance(node, P.RegularJoin):
         return RegularJoin(RegularJoinConfig(
             join_type=join_type, left_input=_input_kind(node.left), right_input=_input_kind(node.right),
-            residual=residual, state_ttl_ms=flags.get("state_ttl_ms")))
+            residual=residual, state_ttl_ms=node.state_ttl_ms))
     if isinstance(node, P.TemporalJoin):
         config = TemporalJoinConfig(join_type=join_type, left_delay=_delay(node.left),
                                     right_delay=_delay(node.right), residual=residual)

@@ -4,7 +4,8 @@ Rows flow as `Event`s whose `env` maps each relation alias in scope to its curre
 the side an outer join padded with NULLs), so compiled expressions (`streamjoin.expr.compile`) evaluate
 against any stage's output. A table deletion travels as an event with `env` None.
 
-    source topic ─▶ SourceStage ─▶ JoinStage(port) ─▶ … ─▶ [Filter|Lateral|Aggregate] ─▶ SinkStage
+    decoded record ─▶ Entry (alias, port) ─▶ JoinStage ─▶ … ─▶ [Filter|Lateral|Aggregate|Rekey|Project]Stage
+      ─▶ the task's SinkBinding (streamjoin.runtime.task)
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
+from streamjoin.expr.core import Env
 from streamjoin.operators.base import END_OF_TIME, Change, InMemoryStore, JoinProcessor, Record, RowKind, Side
 
-Env = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """One task of a compiled query: decode → pipeline → project → encode. Pure Python.
 
-The Spark adapter keeps a `PipelineRuntime` per task in its group state (cloudpickled: compiled
-expressions are closures), so everything here is either configuration fixed at compile time or
-state that must survive a restart.
+A driver (the Spark adapter, the local runner) keeps a `PipelineRuntime` per task and checkpoints
+it (compiled expressions are closures, so it is cloudpickled; its stores are paged separately),
+so everything here is either configuration fixed at compile time or state that must survive a
+restart.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
+from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
 from streamjoin.serde.values import (
-    DecodeError, EncodeError, datetime_to_millis, json_reader, json_writer, millis_to_datetime,
-    struct_reader, struct_writer, text_reader, text_writer,
+    DecodeError, EncodeError, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
 )
 from streamjoin.dialect.types import SqlType, parse_type
 

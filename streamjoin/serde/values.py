@@ -18,14 +18,13 @@ from __future__ import annotations
 import base64
 import json
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Callable
 
 from streamjoin.dialect.types import INTEGER_RANGES, SqlType
+from streamjoin.serde.time import format_timestamp, millis_to_datetime, parse_timestamp_text
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MS = timedelta(milliseconds=1)
 
 Reader = Callable[[Any, str], Any]  # (raw value, column path for messages) -> Python value
 Writer = Callable[[Any], str]  # Python value (not None) -> JSON or DELIMITED text
@@ -50,35 +49,6 @@ def _fail(path: str, raw: Any, t: SqlType, why: str = "") -> DecodeError:
 
 
 # ---- timestamps ---------------------------------------------------------------------------------
-
-def millis_to_datetime(ms: int) -> datetime:
-    return EPOCH + timedelta(milliseconds=ms)
-
-
-def datetime_to_millis(value: datetime) -> int:
-    """Epoch milliseconds of a datetime; a naive datetime is taken as UTC."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return (value - EPOCH) // _MS
-
-
-def parse_timestamp_text(text: str) -> datetime:
-    """'YYYY-MM-DD HH:MM:SS[.fff]' (or ISO 8601 with 'T', 'Z', offsets; naive = UTC) -> datetime."""
-    parsed = datetime.fromisoformat(text.strip())
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
-
-
-def format_timestamp(value: datetime | int, precision: int = 3) -> str:
-    """The conformance text form, UTC: '1970-01-01 09:00:00.000' (precision digits, 0..6)."""
-    instant = millis_to_datetime(value) if isinstance(value, int) else value
-    if instant.tzinfo is None:
-        instant = instant.replace(tzinfo=timezone.utc)
-    text = instant.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    digits = min(max(precision, 0), 6)
-    return text + (f".{instant.microsecond:06d}"[: digits + 1] if digits else "")
-
 
 def _read_timestamp(raw: Any, path: str, t: SqlType) -> datetime:
     if isinstance(raw, bool):

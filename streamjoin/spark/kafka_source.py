@@ -6,10 +6,11 @@ Offsets (in Spark checkpoints) are Spark Kafka's JSON: {"topic": {"0": 42, "1": 
 offset to read per partition. Each micro-batch reads [start, end) of every partition as one input
 partition, in topic then partition order: for a single topic, Spark partition i = Kafka partition i.
 
-Options: kafka.bootstrap.servers, kafka.security.protocol, kafka.sasl.* (see config.py),
+Options: kafka.bootstrap.servers, kafka.security.protocol, kafka.sasl.* (see kafka/client.py),
 subscribe (comma list), startingOffsets (earliest|latest|JSON with -2 = earliest, -1 = latest),
 startingTimestamp (ms), endingOffsets (batch: latest|JSON), endingTimestamp (batch, ms),
-maxOffsetsPerTrigger (streaming).
+maxOffsetsPerTrigger (streaming), streamjoin.onDataLoss (streaming: fail|earliest|latest, what to
+do when a checkpointed offset is outside the log; Spark's failOnDataLoss=false means earliest).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class SourceOptions:
     ending_timestamp: int | None
     max_offsets_per_trigger: int | None
     end_of_input: bool = False
+    on_data_loss: str = "fail"
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> "SourceOptions":
@@ -71,7 +73,17 @@ class SourceOptions:
                    ending_offsets=options.get("endingOffsets") or "latest",
                    ending_timestamp=optional_int("endingTimestamp"),
                    max_offsets_per_trigger=optional_int("maxOffsetsPerTrigger"),
-                   end_of_input=(options.get("streamjoin.endOfInput") or "").lower() == "true")
+                   end_of_input=(options.get("streamjoin.endOfInput") or "").lower() == "true",
+                   on_data_loss=_on_data_loss(options))
+
+
+def _on_data_loss(options: Mapping[str, str]) -> str:
+    policy = (options.get("streamjoin.onDataLoss") or "").lower()
+    if not policy:
+        return "earliest" if (options.get("failOnDataLoss") or "true").lower() == "false" else "fail"
+    if policy not in offsets.ON_DATA_LOSS:
+        raise ValueError(f"option 'streamjoin.onDataLoss' must be one of {offsets.ON_DATA_LOSS}, got {policy!r}")
+    return policy
 
 
 @dataclass(frozen=True)
@@ -229,14 +241,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             ends = dict(self._target)
         else:
             ends = offsets.log_end_offsets(consumer, self._resolver.partitions_now())
-        begun = self._with_new_partitions(from_json_offsets(start), ends)
+        begun = self._readable(from_json_offsets(start), ends)
         if isinstance(limit, ReadMaxRows):
             ends = cap_total(begun, ends, limit.max_rows)
-        return to_json_offsets({tp: max(ends[tp], begun[tp]) for tp in ends})
+        return to_json_offsets(ends)  # never behind `begun`: a lost start was recovered or raised
 
     def partitions(self, start: dict, end: dict) -> list:
         until = from_json_offsets(end)
-        planned = ranges(self._with_new_partitions(from_json_offsets(start), until), until)
+        planned = ranges(self._readable(from_json_offsets(start), until), until)
         if not any(r.start < r.end for r in planned):
             return []
         if self._resolver.opts.end_of_input and self._target is not None and until == self._target:
@@ -245,11 +257,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             planned = [replace(r, end_marker=True) for r in planned]
         return planned
 
-    def _with_new_partitions(self, start: dict, end: dict) -> dict:
-        """`start` plus the beginning offset of partitions that appeared since (Spark's Kafka
-        source reads a new partition from earliest)."""
-        new = [tp for tp in end if tp not in start]
-        return {**start, **offsets.beginning_offsets(self._resolver.consumer, new)}
+    def _readable(self, start: dict, end: dict) -> dict:
+        """Where to read from: `start`, plus the beginning offset of partitions that appeared
+        since (Spark's Kafka source reads a new partition from earliest), with the data-loss
+        policy applied to a start outside the log (never a silent empty read past the end)."""
+        begins = offsets.beginning_offsets(self._resolver.consumer, list(end))
+        with_new = {**{tp: begins[tp] for tp in end if tp not in start}, **start}
+        return offsets.recover(with_new, begins, end, self._resolver.opts.on_data_loss)
 
     def read(self, partition: KafkaRange) -> Iterator[pa.RecordBatch]:
         yield from read_range_as_arrow(self._resolver.opts.client_config, partition)

@@ -9,7 +9,7 @@ import pytest
 
 from streamjoin.settings import Settings
 from streamjoin.runner.run import CaseRunner
-from tests.pure.test_asof_sql_run import asof_case
+from tests.pure.runtime.test_asof_sql_run import asof_case
 
 
 @pytest.mark.integration

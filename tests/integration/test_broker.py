@@ -45,7 +45,7 @@ def test_cli_started_broker_outlives_the_cli(tmp_path):
     env.pop("STREAMJOIN_KAFKA_BOOTSTRAP", None)
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "streamjoin.cli", "broker", *args],
+        return subprocess.run([sys.executable, "-m", "streamjoin", "broker", *args],
                               env=env, capture_output=True, text=True, timeout=60)
 
     started = cli("start")

@@ -1,4 +1,4 @@
-"""A query of a small `sql/` project run the way the orchestrator runs it (project.run_query):
+"""A query of a small `sql/` project run the way the orchestrator runs it (`Engine.run`):
 Kafka output, Delta copy, dead letters for an undecodable record, lag, restart, backfill."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from streamjoin import project
+from streamjoin.app.engine import Engine
+from streamjoin.app.project import load_project
 from streamjoin.settings import Settings
 from streamjoin.delta.tables import read_delta_arrow
 from streamjoin.kafka import admin
@@ -39,8 +40,9 @@ def test_run_query_writes_kafka_and_delta_dead_letters_bad_records_and_backfills
     admin.produce(kafka_bootstrap, views, [record("u1", {"page": "a"}, 2000), record("u2", b"{not json", 3000),
                                            record("u2", {"page": "b"}, 4000)], settings=settings)
 
-    spec = project.load_project(tmp_path / "sql").query(name)
-    report = project.run_query(spec)
+    engine = Engine(settings, spark)
+    spec = load_project(tmp_path / "sql").query(name)
+    report = engine.run(spec)
 
     assert (report.input_rows, report.output_rows, report.dead_letters) == (3, 2, 1)
     assert report.consumer_lag == 0
@@ -50,15 +52,15 @@ def test_run_query_writes_kafka_and_delta_dead_letters_bad_records_and_backfills
     dead = [json.loads(r.value) for r in admin.read_all(kafka_bootstrap, f"{name}-dead-letters")]
     assert [(d["source_topic"], d["partition"], d["offset"]) for d in dead] == [(views, 0, 1)]
     assert "JSON" in dead[0]["reason"] or "json" in dead[0]["reason"]
-    table = read_delta_arrow(spec.delta_path).to_pylist()
+    table = read_delta_arrow(engine.delta_path(spec)).to_pylist()
     assert sorted((r["USERID"], r["PAGE"], r["NAME"]) for r in table) == [("u1", "a", "Ann"), ("u2", "b", None)]
 
-    again = project.run_query(spec)  # nothing new: nothing written twice
-    assert (again.output_rows, len(read_delta_arrow(spec.delta_path))) == (0, 2)
+    again = engine.run(spec)  # nothing new: nothing written twice
+    assert (again.output_rows, len(read_delta_arrow(engine.delta_path(spec)))) == (0, 2)
 
     admin.produce(kafka_bootstrap, views, [record("u1", {"page": "c"}, 5000)], settings=settings)
-    assert project.consumer_lag(spec) == 1
-    refill = project.backfill(spec, 0, 4500)  # recompute [0, 4.5 s) in batch mode
+    assert engine.consumer_lag(spec) == 1
+    refill = engine.backfill(spec, 0, 4500)  # recompute [0, 4.5 s) in batch mode
     assert refill.output_rows == 2
-    rows = sorted((r["USERID"], r["PAGE"]) for r in read_delta_arrow(spec.delta_path).to_pylist())
+    rows = sorted((r["USERID"], r["PAGE"]) for r in read_delta_arrow(engine.delta_path(spec)).to_pylist())
     assert rows == [("u1", "a"), ("u2", "b")]

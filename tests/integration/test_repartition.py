@@ -12,7 +12,7 @@ from streamjoin.settings import Settings
 from streamjoin.runner.planned import plan_case
 from streamjoin.runner.run import CaseRunner
 from streamjoin.spark.physical import explain_physical
-from tests.pure.test_foreign_key_partitions import fk_case
+from tests.pure.runtime.test_foreign_key_partitions import fk_case
 
 USERS = [{"source": "users", "ts": 1000 + i, "key": i, "value": {"fullName": f"user-{i}"}} for i in range(1, 13)]
 # Clicks keyed by a session id (not the join column); user 13 has no row in users.

@@ -3,20 +3,25 @@
 import dagster as dg
 import pytest
 
-from tests.platform.fixtures import FakeEngine, hand_project, install, produce_shifted_samples
-from streamjoin.project import Project
+from tests.platform.fixtures import FakeEngine, fake_resources, hand_project, produce_shifted_samples
+from streamjoin.app.project import SqlProject
 
 
 @pytest.fixture
-def project(tmp_path) -> Project:
+def project(tmp_path) -> SqlProject:
     return hand_project(tmp_path)
 
 
 @pytest.fixture
-def engine(monkeypatch) -> FakeEngine:
-    fake = FakeEngine()
-    install(fake, monkeypatch.setattr)
-    return fake
+def engine() -> FakeEngine:
+    return FakeEngine()
+
+
+@pytest.fixture
+def resources(engine, tmp_path) -> dict:
+    """The Dagster resources, with the fake engine handed out by the `engine` resource; its
+    state and Delta tables under tmp_path."""
+    return fake_resources(engine, home=str(tmp_path / "home"), delta_root=str(tmp_path / "delta"))
 
 
 @pytest.fixture(scope="session")

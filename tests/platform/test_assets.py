@@ -1,5 +1,6 @@
-"""The asset factory and definitions on a hand-built Project with a fake engine (the Dagster
-layer alone): lineage, descriptions, code versions, metadata of a materialization, checks."""
+"""The asset factory and definitions on a hand-built SqlProject with a fake engine (the Dagster
+layer alone): lineage, descriptions, code versions, metadata of a materialization, checks, and
+the Delta root configured on the engine resource."""
 
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ from assets.keys import latest_metadata, recorded_fingerprint
 from definitions import build_definitions
 from resources import default_resources
 from resources.platform import PlatformConfig
+from tests.platform.fixtures import fake_resources
 
 pytestmark = pytest.mark.platform
 
@@ -22,7 +24,7 @@ class Case:
 
 
 # source topic -> repartition topic -> join -> output topic / Delta table; the repartition topic
-# hangs below the source it re-keys (QuerySpec.repartition_inputs), the table joins directly.
+# hangs below the source it re-keys (Query.repartition_inputs), the table joins directly.
 LINEAGE = [
     Case("kafka/clickstream", set()),
     Case("kafka/clicks_enriched-clicks-repartition", {"kafka/clickstream"}),
@@ -43,7 +45,7 @@ def test_lineage(project, case):
 
 def test_query_asset_carries_sql_explain_code_version_and_group(project):
     spec = project.query("clicks_enriched")
-    assets_def = build_assets(project).queries["clicks_enriched"]
+    assets_def = build_assets(project, default_resources()["engine"]).queries["clicks_enriched"]
     key = dg.AssetKey("clicks_enriched")
     description = assets_def.specs_by_key[key].description
     assert spec.sql in description and "Repartition[clicks by userId]" in description
@@ -51,11 +53,12 @@ def test_query_asset_carries_sql_explain_code_version_and_group(project):
     assert {s.group_name for s in assets_def.specs} == {"ksqldb"}
 
 
-def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, instance):
-    result = dg.materialize([build_assets(project).queries["clicks_enriched"]],
-                            instance=instance, resources=default_resources())
+def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, resources,
+                                                             instance):
+    result = dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
+                            instance=instance, resources=resources)
     assert result.success
-    assert engine.calls == [("run_query", "clicks_enriched", "available_now")]
+    assert engine.calls == [("run", "clicks_enriched", "available_now")]
     metadata = latest_metadata(instance, dg.AssetKey("clicks_enriched"))
     assert {k: metadata[k] for k in ("input_rows", "output_rows", "dead_letters",
                                      "late_records", "dropped_records", "watermark_ms")} == \
@@ -63,16 +66,18 @@ def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, i
          "dropped_records": 2, "watermark_ms": 1_000}
     table = latest_metadata(instance, dg.AssetKey(["delta", "clicks_enriched"]))
     assert table["delta_version"] == 3
-    assert recorded_fingerprint(instance, dg.AssetKey("clicks_enriched")) == "fp-1"
+    assert recorded_fingerprint(instance, dg.AssetKey("clicks_enriched")) == \
+        project.query("clicks_enriched").state_fingerprint
     progress = instance.fetch_observations(dg.AssetKey("clicks_enriched"), limit=5).records
     assert len(progress) == 1  # the one on_progress call became an observation
 
 
-def test_materialize_in_continuous_mode_passes_mode_and_stop(project, engine, instance):
+def test_materialize_in_continuous_mode_passes_mode_and_stop(project, engine, resources,
+                                                            instance):
     config = {"ops": {"clicks_enriched": {"config": {"mode": "continuous", "stop_after_s": 5}}}}
-    assert dg.materialize([build_assets(project).queries["clicks_enriched"]], instance=instance,
-                          resources=default_resources(), run_config=config).success
-    assert engine.calls == [("run_query", "clicks_enriched", "continuous")]
+    assert dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
+                          instance=instance, resources=resources, run_config=config).success
+    assert engine.calls == [("run", "clicks_enriched", "continuous")]
 
 
 @dataclass(frozen=True)
@@ -97,13 +102,13 @@ def query_checks(project, config, name):
 
 
 @pytest.mark.parametrize("case", CHECKS)
-def test_checks_after_a_run(project, engine, instance, case):
+def test_checks_after_a_run(project, engine, resources, instance, case):
     engine.dead_letters, engine.lag = case.dead_letters, case.lag
     config = PlatformConfig(max_consumer_lag=100)
-    query = build_assets(project).queries["clicks_enriched"]
+    query = build_assets(project, resources["engine"]).queries["clicks_enriched"]
     checks = query_checks(project, config, "clicks_enriched")
-    dg.materialize([query], instance=instance, resources=default_resources())
-    result = dg.materialize([query, *checks], instance=instance, resources=default_resources(),
+    dg.materialize([query], instance=instance, resources=resources)
+    result = dg.materialize([query, *checks], instance=instance, resources=resources,
                             selection=dg.AssetSelection.checks_for_assets(query))
     evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert evaluations == case.expected
@@ -127,7 +132,7 @@ REPLAYS = [
 
 
 @pytest.mark.parametrize("case", REPLAYS, ids=lambda c: c.name)
-def test_streaming_equals_batch_check(project, engine, instance, case):
+def test_streaming_equals_batch_check(project, engine, resources, instance, case):
     """The check compares the window's Delta rows before and after the batch recomputation."""
     from deltalake import write_deltalake
     import pyarrow as pa
@@ -140,21 +145,40 @@ def test_streaming_equals_batch_check(project, engine, instance, case):
     def table(rows):
         return pa.Table.from_pylist([{**row, "__ts": start_ms + i} for i, row in enumerate(rows)])
 
-    write_deltalake(spec.delta_path, table(case.streamed))
-    engine.on_backfill = lambda spec: write_deltalake(spec.delta_path, table(case.batch),
-                                                      mode="overwrite")
+    path = resources["engine"].delta_path(spec)  # under the resource's delta root
+    write_deltalake(path, table(case.streamed))
+    engine.on_backfill = lambda query: write_deltalake(engine.delta_path(query), table(case.batch),
+                                                       mode="overwrite")
     checks = query_checks(project, config, "clicks_enriched")
-    result = dg.materialize(checks, instance=instance, resources=default_resources(),
+    result = dg.materialize(checks, instance=instance, resources=resources,
                             selection=dg.AssetSelection.checks(
                                 dg.AssetCheckKey(dg.AssetKey("clicks_enriched"),
                                                  "streaming_equals_batch")))
     [evaluation] = result.get_asset_check_evaluations()
     assert evaluation.passed == case.passed
+    assert evaluation.metadata["delta_path"].value == path
+
+
+def test_delta_root_of_the_engine_resource_is_where_tables_go(project, engine, instance,
+                                                              tmp_path):
+    """The Delta root configured on the resource (not the environment's) decides the table
+    path the asset shows, the engine writes to and the materialization records."""
+    root = tmp_path / "configured-root"
+    resources = fake_resources(engine, delta_root=str(root))
+    defs = build_definitions(project, resources=resources)
+    table_key = dg.AssetKey(["delta", "clicks_enriched"])
+    spec = defs.get_assets_def(table_key).specs_by_key[table_key]
+    assert spec.metadata["path"].value == str(root / "clicks_enriched")
+    assert defs.resolve_job_def("stream_clicks_enriched").execute_in_process(
+        instance=instance).success
+    assert engine.settings.delta_root == root  # the engine the run used
+    assert latest_metadata(instance, dg.AssetKey("clicks_enriched"))["delta_path"] == \
+        str(root / "clicks_enriched")
+    assert latest_metadata(instance, table_key)["path"] == str(root / "clicks_enriched")
 
 
 def test_broken_query_fails_definition_loading_with_its_position(monkeypatch, tmp_path):
-    """A load error is never swallowed into a missing asset: the façade's error propagates."""
-    from streamjoin import project as facade
+    """A load error is never swallowed into a missing asset: the loader's error propagates."""
     from streamjoin.dialect.errors import StreamJoinError
     import definitions
 
@@ -164,6 +188,6 @@ def test_broken_query_fails_definition_loading_with_its_position(monkeypatch, tm
         raise StreamJoinError("Stream-Stream joins must have a WITHIN clause",
                               "stream-stream-window", sql=sql, file="x.sql", start=33, end=33)
 
-    monkeypatch.setattr(facade, "load_project", broken)
+    monkeypatch.setattr(definitions, "load_project", broken)
     with pytest.raises(StreamJoinError, match=r"x\.sql:1:34: \[stream-stream-window\]"):
         definitions.defs()

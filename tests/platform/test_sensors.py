@@ -1,6 +1,7 @@
-"""Sensor ticks and scheduled jobs on a hand-built Project with a fake engine: launch (new data,
-never run, in flight, incompatible change), restart (killed run, backoff, give up), backfill of
-closed windows, and the repartition schedule."""
+"""Sensor ticks and scheduled jobs on a hand-built SqlProject with a fake engine: launch (new
+data, never run, in flight, incompatible change), restart (killed run, backoff, give up), backfill
+of closed windows, and the repartition schedule. An incompatible SQL change is what the code
+location loads after the edit: definitions built from the changed project (`changed_sql`)."""
 
 import os
 import socket
@@ -15,8 +16,8 @@ import pytest
 import jobs.backfill
 from assets.factory import HOST_TAG, PID_TAG
 from definitions import build_definitions
-from resources import default_resources
 from resources.platform import PlatformConfig
+from tests.platform.fixtures import changed_sql
 
 pytestmark = pytest.mark.platform
 JOB = "stream_clicks_enriched"
@@ -26,10 +27,10 @@ def utc(*fields) -> datetime:
     return datetime(*fields, tzinfo=timezone.utc)
 
 
-def tick(defs, instance, sensor_name, cursor=None):
+def tick(defs, instance, sensor_name, resources, cursor=None):
     sensor = defs.resolve_sensor_def(sensor_name)
     context = dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
-                                      resources=default_resources())
+                                      resources=resources)
     return sensor.evaluate_tick(context)
 
 
@@ -59,46 +60,49 @@ class LaunchCase:
     materialized: bool  # one successful stream run before the tick
     last_run: dg.DagsterRunStatus | None  # a run added after it (None: none)
     lag: int
-    fingerprint_now: str  # "fp-1" was recorded by the materialization
+    sql_changed: bool  # the tick sees the query after an incompatible edit (new fingerprint)
     launches: bool
 
 
 LAUNCH = [
-    LaunchCase("never materialized", False, None, 0, "fp-1", True),
-    LaunchCase("up to date", True, None, 0, "fp-1", False),
-    LaunchCase("new data on a source topic", True, None, 5, "fp-1", True),
-    LaunchCase("run in flight", True, dg.DagsterRunStatus.STARTED, 5, "fp-1", False),
-    LaunchCase("last run failed: restart's job", True, dg.DagsterRunStatus.FAILURE, 5, "fp-1",
+    LaunchCase("never materialized", False, None, 0, False, True),
+    LaunchCase("up to date", True, None, 0, False, False),
+    LaunchCase("new data on a source topic", True, None, 5, False, True),
+    LaunchCase("run in flight", True, dg.DagsterRunStatus.STARTED, 5, False, False),
+    LaunchCase("last run failed: restart's job", True, dg.DagsterRunStatus.FAILURE, 5, False,
                False),
-    LaunchCase("incompatible SQL change", True, None, 5, "fp-2", False),
+    LaunchCase("incompatible SQL change", True, None, 5, True, False),
 ]
 
 
 @pytest.mark.parametrize("case", LAUNCH, ids=lambda c: c.name)
-def test_launch_sensor(project, engine, instance, case):
-    defs = build_definitions(project)
+def test_launch_sensor(project, engine, resources, instance, case):
+    defs = build_definitions(project, resources=resources)
     if case.materialized:
         assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success
     if case.last_run:
         add_run(instance, case.last_run)
-    engine.lag, engine.fingerprint = case.lag, case.fingerprint_now
-    result = tick(defs, instance, "launch_streaming_queries")
+    engine.lag = case.lag
+    if case.sql_changed:  # the code location reloaded the edited file
+        defs = build_definitions(changed_sql(project), resources=resources)
+    result = tick(defs, instance, "launch_streaming_queries", resources)
     assert [r.job_name for r in result.run_requests] == ([JOB] if case.launches else [])
-    if case.fingerprint_now != "fp-1":
+    if case.sql_changed:
         assert "reset_clicks_enriched" in result.skip_message
 
 
-def test_launch_after_reset_observation(project, engine, instance):
+def test_launch_after_reset_observation(project, engine, resources, instance):
     """The reset job records the new fingerprint, which unblocks launching."""
-    defs = build_definitions(project)
+    defs = build_definitions(project, resources=resources)
     assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success
-    engine.lag, engine.fingerprint = 5, "fp-2"
-    assert not tick(defs, instance, "launch_streaming_queries").run_requests
+    engine.lag = 5
+    defs = build_definitions(changed_sql(project), resources=resources)
+    assert not tick(defs, instance, "launch_streaming_queries", resources).run_requests
     reset = defs.resolve_job_def("reset_clicks_enriched")
     assert reset.execute_in_process(instance=instance).success
     assert ("reset", "clicks_enriched") in engine.calls
-    assert [r.job_name for r in tick(defs, instance, "launch_streaming_queries").run_requests] \
-        == [JOB]
+    assert [r.job_name for r in
+            tick(defs, instance, "launch_streaming_queries", resources).run_requests] == [JOB]
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ class RestartCase:
     failures: int  # consecutive failed runs, newest last
     killed: bool  # the newest run is STARTED but its worker process is dead
     config: PlatformConfig = field(default_factory=lambda: PlatformConfig(restart_backoff_s=0))
-    fingerprint_now: str = "fp-1"
+    sql_changed: bool = False
     restarts: bool = True
     note: str = ""
 
@@ -120,22 +124,23 @@ RESTART = [
     RestartCase("gives up after max retries", 3, False,
                 PlatformConfig(restart_backoff_s=0, restart_max_retries=2), restarts=False,
                 note="gave up after 2"),
-    RestartCase("incompatible change is flagged", 1, False, fingerprint_now="fp-2",
+    RestartCase("incompatible change is flagged", 1, False, sql_changed=True,
                 restarts=False, note="incompatible SQL change"),
 ]
 
 
 @pytest.mark.parametrize("case", RESTART, ids=lambda c: c.name)
-def test_restart_sensor(project, engine, instance, case):
-    defs = build_definitions(project, case.config)
-    assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success  # records fp-1
+def test_restart_sensor(project, engine, resources, instance, case):
+    defs = build_definitions(project, case.config, resources)
+    assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success  # records fp
     failed = [add_run(instance, dg.DagsterRunStatus.FAILURE) for _ in range(case.failures)]
     if case.killed:
         failed.append(add_run(instance, dg.DagsterRunStatus.STARTED,
                               {PID_TAG: str(dead_pid()), HOST_TAG: socket.gethostname()},
                               run_config=CONTINUOUS))
-    engine.fingerprint = case.fingerprint_now
-    result = tick(defs, instance, "restart_failed_queries")
+    if case.sql_changed:
+        defs = build_definitions(changed_sql(project), case.config, resources)
+    result = tick(defs, instance, "restart_failed_queries", resources)
     if case.killed:
         assert instance.get_run_by_id(failed[-1].run_id).status == dg.DagsterRunStatus.FAILURE
     if case.restarts:
@@ -146,22 +151,23 @@ def test_restart_sensor(project, engine, instance, case):
         assert not result.run_requests and case.note in result.skip_message
 
 
-def test_restart_leaves_a_live_run_alone(project, engine, instance):
-    defs = build_definitions(project, PlatformConfig(restart_backoff_s=0))
+def test_restart_leaves_a_live_run_alone(project, engine, resources, instance):
+    defs = build_definitions(project, PlatformConfig(restart_backoff_s=0), resources)
     live = add_run(instance, dg.DagsterRunStatus.STARTED,
                    {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()})
-    assert not tick(defs, instance, "restart_failed_queries").run_requests
+    assert not tick(defs, instance, "restart_failed_queries", resources).run_requests
     assert instance.get_run_by_id(live.run_id).status == dg.DagsterRunStatus.STARTED
 
 
-def test_backfill_sensor_replays_windows_as_they_close(project, engine, instance, monkeypatch):
+def test_backfill_sensor_replays_windows_as_they_close(project, engine, resources, instance,
+                                                       monkeypatch):
     defs = build_definitions(project, PlatformConfig(backfill_granularity="daily",
-                                                     backfill_start="2026-11-01"))
+                                                     backfill_start="2026-11-01"), resources)
     monkeypatch.setattr(jobs.backfill, "utc_now", lambda: utc(2026, 11, 20, 10))
-    first = tick(defs, instance, "backfill_closed_windows")
+    first = tick(defs, instance, "backfill_closed_windows", resources)
     assert not first.run_requests  # turning the sensor on does not replay history
     monkeypatch.setattr(jobs.backfill, "utc_now", lambda: utc(2026, 11, 22, 1))
-    second = tick(defs, instance, "backfill_closed_windows", cursor=first.cursor)
+    second = tick(defs, instance, "backfill_closed_windows", resources, cursor=first.cursor)
     assert sorted((r.job_name, r.partition_key) for r in second.run_requests) == [
         ("backfill_clicks_enriched", "2026-11-20"), ("backfill_clicks_enriched", "2026-11-21"),
         ("backfill_products_rekeyed", "2026-11-20"), ("backfill_products_rekeyed", "2026-11-21")]
@@ -174,8 +180,8 @@ def test_backfill_sensor_replays_windows_as_they_close(project, engine, instance
     assert delta.asset_materialization.metadata["partition"].value == "2026-11-20"
 
 
-def test_repartition_schedule_runs_its_job(project, engine, instance):
-    defs = build_definitions(project)
+def test_repartition_schedule_runs_its_job(project, engine, resources, instance):
+    defs = build_definitions(project, resources=resources)
     schedule = defs.resolve_schedule_def("repartition_products_rekeyed_schedule")
     assert schedule.cron_schedule == "*/5 * * * *"  # the query's `-- schedule:` header
     context = dg.build_schedule_context(
@@ -183,5 +189,5 @@ def test_repartition_schedule_runs_its_job(project, engine, instance):
     [request] = schedule.evaluate_tick(context).run_requests
     job = defs.resolve_job_def(schedule.job_name)
     assert job.execute_in_process(instance=instance, tags=request.tags).success
-    assert engine.calls == [("run_query", "products_rekeyed", "available_now")]
+    assert engine.calls == [("run", "products_rekeyed", "available_now")]
     assert instance.get_latest_materialization_event(dg.AssetKey(["kafka", "products_rekeyed"]))

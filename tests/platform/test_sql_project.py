@@ -1,18 +1,21 @@
 """The Dagster layer over the real sql/ folder and engine: definitions load (a broken file fails
 loading with its position), a query materialises on the session broker and Spark, new input data
-makes the launch sensor request an increment, and a backfill partition replays a day."""
+makes the launch sensor request an increment, and a backfill partition replays a day — all
+through the engine resource's configuration (broker, home, Delta root), none through the
+environment."""
 
-import os
+import sys
 
 import dagster as dg
 import pytest
 
 import definitions
 from assets.keys import latest_metadata
+from assets.tables import table_version
 from definitions import build_definitions
-from resources import DeltaResource, KafkaResource, SparkResource, default_resources
+from resources import EngineResource, default_resources, spark_resource
 from resources.platform import PlatformConfig
-from streamjoin import project as facade
+from streamjoin.app.project import load_project
 from streamjoin.dialect.errors import StreamJoinError
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
@@ -25,7 +28,7 @@ QUERY = "pageviews_enriched"  # LEFT stream-table join: one output row per page 
 def test_definitions_load_every_query_of_sql():
     repository = definitions.defs().get_repository_def()
     keys = {k.to_user_string() for k in repository.asset_graph.get_all_asset_keys()}
-    project = facade.load_project(REPO / "sql")
+    project = load_project(REPO / "sql")
     assert {q.name for q in project.queries} <= keys
     assert {f"kafka/{t}" for q in project.queries for t in q.repartition_topics} <= keys
     assert {f"delta/{q.name}" for q in project.queries} <= keys
@@ -42,35 +45,51 @@ def test_broken_sql_file_fails_definition_loading(tmp_path, monkeypatch):
     print(error.value)
 
 
+def engine_resources(bootstrap: str, root) -> dict:
+    """The default resources with the engine on `bootstrap`, its checkpoints and Delta tables
+    under `root` (a fresh home: the query starts from the beginning of its topics)."""
+    spark = spark_resource()
+    return {"engine": EngineResource(kafka_bootstrap=bootstrap, home=str(root / "home"),
+                                     delta_root=str(root / "tables"), spark=spark),
+            "spark": spark}
+
+
 @pytest.fixture
-def engine_env(pageviews_samples, spark, monkeypatch):
-    """The engine reaches the session broker; its Spark session is the test session's."""
-    monkeypatch.setenv("STREAMJOIN_KAFKA_BOOTSTRAP", pageviews_samples)
-    return pageviews_samples
+def engine_env(pageviews_samples, spark, tmp_path):
+    """(bootstrap, resources): the engine reaches the session broker; its Spark session is the
+    test session's (the spark resource's getOrCreate finds it)."""
+    return pageviews_samples, engine_resources(pageviews_samples, tmp_path)
 
 
 def pageview_count(bootstrap: str) -> int:
     return sum(admin.end_offsets(bootstrap, "pageviews").values())
 
 
-def test_materialize_launch_on_new_data_and_backfill(engine_env, instance):
-    project = facade.load_project(REPO / "sql")
-    defs = build_definitions(project, PlatformConfig(backfill_start=FIRST_DAY))
+def test_materialize_launch_on_new_data_and_backfill(engine_env, instance, tmp_path):
+    bootstrap, resources = engine_env
+    project = load_project(REPO / "sql")
+    defs = build_definitions(project, PlatformConfig(backfill_start=FIRST_DAY), resources)
     job = defs.resolve_job_def(f"stream_{QUERY}")
     assert job.execute_in_process(instance=instance).success
     metadata = latest_metadata(instance, dg.AssetKey(QUERY))
-    views = pageview_count(engine_env)
+    views = pageview_count(bootstrap)
     assert (metadata["input_rows"] >= views, metadata["output_rows"], metadata["consumer_lag"]) \
         == (True, views, 0)
+    # The table is where the resource's Delta root says: asset, engine and metadata agree.
+    table = str(tmp_path / "tables" / QUERY)
+    table_key = dg.AssetKey(["delta", QUERY])
+    assert defs.get_assets_def(table_key).specs_by_key[table_key].metadata["path"].value == table
+    assert (metadata["delta_path"], latest_metadata(instance, table_key)["path"]) == (table, table)
+    assert table_version(table) is not None
 
     def launch_tick():
         context = dg.build_sensor_context(instance=instance, definitions=defs,
-                                          resources=default_resources())
+                                          resources=resources)
         result = defs.resolve_sensor_def("launch_streaming_queries").evaluate_tick(context)
         return [r.job_name for r in result.run_requests if r.job_name == job.name]
 
     assert launch_tick() == []  # caught up
-    admin.produce(engine_env, "pageviews",
+    admin.produce(bootstrap, "pageviews",
                   [OutRecord(b'"User_1"', b'{"viewtime": 1, "pageid": "Page_new"}',
                              FIRST_DAY_MS + 60_000)])
     assert launch_tick() == [job.name]  # the new page view is consumer lag
@@ -83,13 +102,15 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance):
     assert (replay["window_start_ms"], replay["window_end_ms"]) == (FIRST_DAY_MS,
                                                                     FIRST_DAY_MS + DAY_MS)
     assert replay["output_rows"] > 0
+    assert replay["delta_path"] == table  # the backfill replaced the window of the same table
 
 
 def test_continuous_run_reports_progress_while_running(engine_env, instance):
     """A continuous run (stopped after a few seconds) records one observation per batch with
     data, then the materialization."""
-    defs = build_definitions(facade.load_project(REPO / "sql"))
-    admin.produce(engine_env, "pageviews",
+    bootstrap, resources = engine_env
+    defs = build_definitions(load_project(REPO / "sql"), resources=resources)
+    admin.produce(bootstrap, "pageviews",
                   [OutRecord(b'"User_2"', b'{"viewtime": 2, "pageid": "Page_live"}',
                              FIRST_DAY_MS + 120_000)])
     config = {"ops": {QUERY: {"config": {"mode": "continuous", "stop_after_s": 8}}}}
@@ -102,14 +123,15 @@ def test_continuous_run_reports_progress_while_running(engine_env, instance):
     assert (metadata["mode"], metadata["output_rows"] >= 1) == ("continuous", True)
 
 
-def test_scheduled_repartition_job_rekeys_products(kafka_bootstrap, spark, monkeypatch, tmp_path):
+def test_scheduled_repartition_job_rekeys_products(kafka_bootstrap, spark, tmp_path):
     """products_rekeyed (PARTITION BY, `-- schedule: 0 * * * *`): the schedule's run request
     runs the job, which writes the rekeyed topic with the declared 6 partitions."""
     from tests.platform.fixtures import produce_shifted_samples
 
-    monkeypatch.setenv("STREAMJOIN_KAFKA_BOOTSTRAP", kafka_bootstrap)
-    produce_shifted_samples(kafka_bootstrap, tmp_path, "ksqldb", ("products",))
-    defs = build_definitions(facade.load_project(REPO / "sql"))
+    produce_shifted_samples(kafka_bootstrap, tmp_path / "samples", "ksqldb", ("products",))
+    resources = engine_resources(kafka_bootstrap, tmp_path)
+    project = load_project(REPO / "sql")
+    defs = build_definitions(project, resources=resources)
     schedule = defs.resolve_schedule_def("repartition_products_rekeyed_schedule")
     assert schedule.cron_schedule == "0 * * * *"
     with dg.DagsterInstance.ephemeral() as instance:
@@ -119,18 +141,34 @@ def test_scheduled_repartition_job_rekeys_products(kafka_bootstrap, spark, monke
         assert job.execute_in_process(instance=instance, tags=request.tags).success
         products = sum(admin.end_offsets(kafka_bootstrap, "products").values())
         assert latest_metadata(instance, dg.AssetKey("products_rekeyed"))["output_rows"] == products
-    output = facade.load_project(REPO / "sql").query("products_rekeyed").output_topic
-    assert KafkaResource(bootstrap=kafka_bootstrap).partition_counts([output]) == {output: 6}
+    output = project.query("products_rekeyed").output_topic
+    assert resources["engine"].describe_topics([output])[output]["partitions"] == 6
 
 
-def test_resources_reach_the_broker_delta_and_engine(kafka_bootstrap, tmp_path, unique_topic,
-                                                    monkeypatch):
-    kafka = KafkaResource(bootstrap=kafka_bootstrap)
-    kafka.create_topics({unique_topic: 3})
-    assert kafka.describe_topics([unique_topic, "no-such-topic"]) == \
+def test_resources_reach_the_broker_delta_and_engine(kafka_bootstrap, spark, tmp_path,
+                                                    unique_topic, monkeypatch):
+    """The engine resource's fields reach the Engine it hands out (over the environment's
+    defaults); its Spark session is the spark resource's, ready for the engine; a Spark Connect
+    URL makes the engine build its own (Connect) session instead."""
+    engine = EngineResource(kafka_bootstrap=kafka_bootstrap, delta_root=str(tmp_path),
+                            spark=spark_resource())
+    engine.create_topics({unique_topic: 3})
+    assert engine.describe_topics([unique_topic, "no-such-topic"]) == \
         {unique_topic: {"partitions": 3, "end_offsets": {0: 0, 1: 0, 2: 0}}}
-    delta = DeltaResource(root=str(tmp_path))
-    assert (delta.table_path("t"), delta.version("t")) == (str(tmp_path / "t"), None)
-    monkeypatch.setenv("STREAMJOIN_SPARK_REMOTE", "")  # restored after the test
-    SparkResource(remote="sc://spark:15002").setup_for_execution(dg.build_init_resource_context())
-    assert os.environ["STREAMJOIN_SPARK_REMOTE"] == "sc://spark:15002"  # what get_spark reads
+    client = engine.get_engine()
+    query = load_project(REPO / "sql").query(QUERY)
+    assert (client.bootstrap, client.delta_path(query)) == (kafka_bootstrap, str(tmp_path / QUERY))
+    assert table_version(client.delta_path(query)) is None
+    assert client.spark is spark  # the session the test session already runs (getOrCreate)
+    assert spark.sparkContext.pythonExec == sys.executable  # workers run this venv's python
+
+    monkeypatch.setenv("STREAMJOIN_DELTA_ROOT", str(tmp_path / "from-env"))
+    assert EngineResource(spark=spark_resource()).settings().delta_root == tmp_path / "from-env"
+    assert engine.settings().delta_root == tmp_path  # configured beats the environment
+
+    import streamjoin.spark.session as session
+
+    built = []
+    monkeypatch.setattr(session, "get_spark", lambda settings, **_: built.append(settings) or "sc")
+    remote = EngineResource(spark_remote="sc://spark:15002", spark=spark_resource()).get_engine()
+    assert remote.spark == "sc" and built[0].spark_remote == "sc://spark:15002"

@@ -1,6 +1,6 @@
 """The Dagster UI in headless Chromium against `dagster dev` (workspace.yaml -> definitions.py):
 lineage of a join, a materialization and a two-partition backfill launched from the browser.
-Two servers: the real sql/ folder and engine on the session broker, and the hand-built Project
+Two servers: the real sql/ folder and engine on the session broker, and the hand-built SqlProject
 with the fake engine (the Dagster layer alone). Screenshots go to tests/artifacts/."""
 
 from pathlib import Path
@@ -66,7 +66,7 @@ def test_ui_on_sql_folder(sql_server, pageviews_samples, browser):
 
 @pytest.fixture(scope="module")
 def hand_server(tmp_path_factory):
-    """The hand-built Project with the fake engine (tests/platform/ui_fake_defs.py)."""
+    """The hand-built SqlProject with the fake engine (tests/platform/ui_fake_defs.py)."""
     server = serve(tmp_path_factory.mktemp("ui-hand"),
                    ["-f", str(REPO / "tests" / "platform" / "ui_fake_defs.py"), "-d", str(REPO)],
                    {})

@@ -3,7 +3,7 @@ the seeds' join conditions evaluated on the seeds' data."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import sqlglot
 
+from streamjoin.dialect.flavours import flavour
 from streamjoin.expr.compile import ExpressionError, ExprOptions, Scope, compile_expr, compile_predicate
 
 # One relation `t` with a few typed columns; rows default to ROW below.
@@ -155,7 +156,7 @@ CUSTOMERS = [{"_key": 1, "id": 1, "name": "John"}, {"_key": 2, "id": 2, "name": 
 ORDERS = [{"_key": 1, "customer_id": 1, "item": "Computer"}, {"_key": 2, "customer_id": 1, "item": "Mouse"},
           {"_key": 3, "customer_id": 3, "item": "Keyboard"}]
 LENSES = Scope({"customersTable": ["_key", "id", "name"], "ordersStream": ["_key", "customer_id", "item"]},
-               ExprOptions(dialect="lenses", double_quoted_strings=True))
+               ExprOptions.of(flavour("lenses")))
 
 
 @pytest.mark.parametrize(
@@ -181,7 +182,7 @@ def test_lenses_on_conditions_on_the_seed_data(condition: str, expected_pairs: l
 
 
 def test_double_quoted_name_is_a_string_only_when_asked() -> None:
-    strict_scope = Scope(LENSES.relations, ExprOptions(dialect="lenses"))
+    strict_scope = Scope(LENSES.relations, replace(LENSES.options, double_quoted_strings=False))
     with pytest.raises(ExpressionError, match="unknown column 'J'"):
         compile_expr(sqlglot.parse_one('customersTable.name = "J"'), strict_scope)
     # a double-quoted name that does resolve stays a column reference
@@ -224,11 +225,6 @@ SCOPE = Scope({"l": ["ID", "V"], "r": ["id", "W"], "stocks.order_quantity": ["ti
 )
 def test_column_resolution(sql: str, env: dict, expected: Any) -> None:
     assert compile_expr(sqlglot.parse_one(sql), SCOPE)(env) == expected
-
-
-def test_unknown_dialect_is_rejected() -> None:
-    with pytest.raises(ValueError, match="unknown dialect 'ksql'"):
-        ExprOptions(dialect="ksql")
 
 
 def test_zero_based_subscripts_on_request() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import sqlglot
 
+from streamjoin.dialect.flavours import flavour
 from streamjoin.expr.compile import ExpressionError, ExprOptions, Scope, compile_expr
 
 COLUMNS = {"s": "STRING", "n": "STRING", "i": "INT", "f": "DOUBLE", "d": "DECIMAL(5,2)", "ts": "TIMESTAMP(3)",
@@ -27,7 +28,7 @@ class Case:
 
 
 def evaluate(sql: str, dialect: str = "ksqldb") -> Any:
-    scope = Scope({"t": COLUMNS}, ExprOptions(dialect=dialect))
+    scope = Scope({"t": COLUMNS}, ExprOptions.of(flavour(dialect)))
     return compile_expr(sqlglot.parse_one(sql), scope)({"t": ROW})
 
 

@@ -1,4 +1,4 @@
-"""Planner tests: which join node the inputs' kinds make, its window/flags, the repartitions,
+"""Planner tests: which join node the inputs' kinds make, its window and semantics fields, the repartitions,
 the result kind and ksqlDB's output key naming; and EXPLAIN's topology."""
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ CASES = {
     # l@0 r@10s: joined (|10s| <= 15s); r@21s: outside the window; grace 5s keeps late rows until 20s past
     "stream-stream window": Case("ksqldb", "SELECT l.v AS L, r.v AS R FROM ls l JOIN rs r WITHIN 15 SECONDS GRACE PERIOD 5 SECONDS ON l.id = r.id",
                                  n.StreamStreamJoin, "stream", ["ID"], ["L", "R"],
-                                 lambda j: (j.window.before_ms, j.window.after_ms, j.window.grace_ms, j.flags["eager_outer"]) == (15000, 15000, 5000, False)),
+                                 lambda j: (j.window.before_ms, j.window.after_ms, j.window.grace_ms, j.eager_outer) == (15000, 15000, 5000, False)),
     "stream-stream no grace is eager": Case("ksqldb", "SELECT l.v AS L FROM ls l LEFT JOIN rs r WITHIN (1 SECOND, 2 SECONDS) ON l.id = r.id",
                                             n.StreamStreamJoin, "stream", ["ID"], ["L"],
-                                            lambda j: (j.window.before_ms, j.window.after_ms, j.flags["eager_outer"]) == (1000, 2000, True)),
+                                            lambda j: (j.window.before_ms, j.window.after_ms, j.eager_outer) == (1000, 2000, True)),
     "stream-table": Case("ksqldb", "SELECT s.v AS L, t.v AS R FROM ls s LEFT JOIN rt t ON s.id = t.id", n.StreamTableJoin, "stream", ["ID"], ["L", "R"]),
     "stream repartitioned": Case("ksqldb", "SELECT unkeyed.url FROM unkeyed JOIN rt ON unkeyed.uid = rt.id", n.StreamTableJoin, "stream", ["UID"], ["URL"],
                                  lambda j: isinstance(j.left, n.Repartition) and j.left.key[0].sql() == "unkeyed.uid"),
@@ -62,7 +62,7 @@ CASES = {
     "lenses table RIGHT JOIN stream": Case("lenses", "SELECT STREAM t.v, s.v AS sv FROM rt t RIGHT JOIN ls s ON t.id = s.id", n.StreamTableJoin, "stream",
                                            ["_key"], ["v", "sv"], lambda j: j.join_type == "LEFT" and j.left.alias == "s"),
     "lenses left re-emits": Case("lenses", "SELECT STREAM s.v FROM ls s LEFT JOIN rt t ON t.id = s.id", n.StreamTableJoin, "stream", ["_key"], ["v"],
-                                 lambda j: j.flags["reemit_on_table_update"]),
+                                 lambda j: j.reemit_on_late_table_row),
     "flink interval": Case("flink", "SELECT o.id FROM o, s WHERE o.id = s.oid AND o.ot BETWEEN s.st - INTERVAL '4' HOUR AND s.st", n.IntervalJoin,
                            "stream", [], ["id"], lambda j: (j.bounds.lower_ms, j.bounds.upper_ms) == (-14_400_000, 0)),
     "flink regular": Case("flink", "SELECT ls.v, rt.v AS tv FROM ls JOIN rt ON ls.id = rt.id", n.RegularJoin, "table", [], ["v", "tv"]),
@@ -74,7 +74,7 @@ CASES = {
                               lambda j: [(k.table, k.name) for k in j.left_keys] == [("stocks.q", "TICKER")]),
     "sqlstream cross": Case("sqlstream", "SELECT STREAM a.qty, b.price FROM stocks.q AS a CROSS JOIN stocks.p AS b", n.CrossJoin, "stream", [], ["QTY", "PRICE"]),
     "sqlstream stream-table snapshot": Case("sqlstream", "SELECT STREAM id, e.v, a.v AS tv FROM ls e JOIN rt a USING (id)", n.StreamTableJoin, "stream", [], ["ID", "V", "TV"],
-                                            lambda j: j.flags["snapshot_table_at_start"]),
+                                            lambda j: j.static_snapshot),
 }
 
 
@@ -133,4 +133,4 @@ def test_reemission_default_by_flavour_and_option(setting, flavour, expected):
     select = "SELECT STREAM s.v FROM ls s LEFT JOIN rt t ON s.id = t.id" if flavour == "lenses" else \
         "SELECT s.v FROM ls s LEFT JOIN rt t ON s.id = t.id"
     [query] = plan_program(setting + select, CATALOG, flavour).queries
-    assert query.project.child.flags["reemit_on_table_update"] is expected
+    assert query.project.child.reemit_on_late_table_row is expected

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from streamjoin.serde.formats import DecodeError, DecodedRecord, EncodeError, SerdeSpec, decode, encode_key, encode_value
-from streamjoin.serde.values import format_timestamp
+from streamjoin.serde.time import format_timestamp
 from streamjoin.dialect.types import SqlType, TypeSyntaxError, parse_type
 from tests.paths import CONFORMANCE
 

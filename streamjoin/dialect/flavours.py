@@ -1,0 +1,129 @@
+"""The four flavours as classes of typed switches, like sqlglot's dialect classes: each switch
+says what a flavour does where ksqlDB, Flink SQL, Lenses and SQLstream s-Server disagree. The
+base class holds the standard-SQL answer; a flavour overrides what it does differently. Code
+reads switches, never flavour names; `flavour(name)` resolves a name at the API boundary.
+Where a `SET 'streamjoin.<option>'` exists, the switch is only its default."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from sqlglot.dialects.dialect import Dialect
+
+from streamjoin.dialect.dialect import LensesDialect, StreamJoin
+from streamjoin.dialect.errors import StreamJoinError
+
+
+class JoinModel(Enum):
+    """How a JOIN becomes a join operator."""
+
+    KEYED = "keyed"  # Kafka Streams: the inputs' kinds (stream/table) pick the join, joined on keys
+    RELATIONAL = "relational"  # regular, interval or temporal join, from the condition and time attributes
+    WINDOWED = "windowed"  # every stream input is bounded by its OVER window; tables are snapshots
+
+
+class OutputKey(Enum):
+    """What the output record's key is."""
+
+    NONE = "none"  # no key: every projected column is in the value
+    PROJECTED_COLUMN = "projected_column"  # the projected column equal to the key moves to the key
+    KEY_PSEUDO_COLUMN = "key_pseudo_column"  # `_key` = the result key; the value keeps every column
+
+
+class Flavour:
+    """A flavour's switches. Every name here is a behaviour; values are the standard-SQL ones."""
+
+    name: str = ""
+    dialect: Dialect = StreamJoin()  # the sqlglot dialect that parses and prints the flavour
+    # -- names
+    upper_case_identifiers: bool = False  # unquoted names are reported in upper case
+    expression_column_prefix: str = "EXPR$"  # an unnamed projected expression n is <prefix>n
+    star_prefixes_alias: bool = False  # SELECT * over a join names columns <ALIAS>_<COLUMN>
+    star_skips_key_column: bool = False  # SELECT * leaves out the `_key` pseudo-column
+    star_skips_proctime: bool = False  # SELECT * leaves out a PROCTIME() column
+    output_key: OutputKey = OutputKey.NONE
+    upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
+    create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
+    ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
+    # -- joins
+    join_model: JoinModel = JoinModel.RELATIONAL
+    implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
+    on_sides_single_table: bool = False  # ON: `=` with one table each side, or one-table predicates, ANDed
+    equi_join_conditions_only: bool = False  # ON: key equalities only (option allow_non_equi_predicates)
+    single_key_equality: bool = False  # one key equality per join (option allow_multi_column_keys)
+    table_right_join_stream: bool = False  # table RIGHT JOIN stream is accepted (as stream LEFT JOIN table)
+    table_joins_on_primary_key: bool = False  # a table is joined on its key; else a foreign-key join
+    repartitions_tables: bool = False  # a table not keyed by its join expressions is re-keyed
+    repartitions_to_match_partitions: bool = False  # the input with fewer partitions is repartitioned
+    zero_grace_by_default: bool = False  # a WITHIN without GRACE closes once stream time passes it
+    eager_outer_without_grace: bool = False  # no GRACE: unmatched outer rows at once (option eager_outer)
+    reemit_on_late_table_row: bool = False  # a late table row re-emits LEFT stream-table rows (option reemit_on_table_update)
+    # -- expressions
+    concat_skips_nulls: bool = False  # CONCAT treats a NULL argument as '' (else the result is NULL)
+    zero_based_substring: bool = False  # SUBSTR(s, start[, end]): zero-based, `end` exclusive
+    double_quoted_strings: bool = False  # an unresolvable "name" is a string literal
+
+
+class Ksqldb(Flavour):
+    """ksqlDB: Kafka Streams joins on keys, with its strict key rules and output key naming."""
+
+    name = "ksqldb"
+    upper_case_identifiers = True
+    expression_column_prefix = "KSQL_COL_"
+    star_prefixes_alias = True
+    output_key = OutputKey.PROJECTED_COLUMN
+    upper_case_sink_topic = True
+    create_kind_must_match = True
+    join_model = JoinModel.KEYED
+    equi_join_conditions_only = True
+    single_key_equality = True
+    table_joins_on_primary_key = True
+    eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
+    concat_skips_nulls = True
+
+
+class Flink(Flavour):
+    """Flink SQL: dynamic tables, joins chosen from the condition and time attributes."""
+
+    name = "flink"
+    star_skips_proctime = True
+    ddl_kind_from_key = True
+
+
+class Lenses(Flavour):
+    """Lenses SQL processors: Kafka Streams joins that re-key any input, `_key` as the key."""
+
+    name = "lenses"
+    dialect = LensesDialect()
+    star_skips_key_column = True
+    output_key = OutputKey.KEY_PSEUDO_COLUMN
+    join_model = JoinModel.KEYED
+    implicit_key_join = True
+    on_sides_single_table = True
+    table_right_join_stream = True
+    repartitions_tables = True
+    repartitions_to_match_partitions = True
+    zero_grace_by_default = True  # its sliding windows have no grace
+    reemit_on_late_table_row = True
+    zero_based_substring = True  # Java's String.substring
+    double_quoted_strings = True  # `substr(name, 1) = "J"`
+
+
+class SqlStream(Flavour):
+    """SQLstream s-Server: streams joined within OVER windows, upper-case names."""
+
+    name = "sqlstream"
+    upper_case_identifiers = True
+    join_model = JoinModel.WINDOWED
+
+
+FLAVOURS: dict[str, Flavour] = {f.name: f for f in (Ksqldb(), Flink(), Lenses(), SqlStream())}
+
+
+def flavour(name: str | Flavour) -> Flavour:
+    """The flavour called `name` (a Flavour is returned as is); unknown names are rejected."""
+    if isinstance(name, Flavour):
+        return name
+    if name not in FLAVOURS:
+        raise StreamJoinError(f"unknown dialect {name!r}; choose one of {', '.join(FLAVOURS)}", "dialect")
+    return FLAVOURS[name]

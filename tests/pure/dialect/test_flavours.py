@@ -1,0 +1,108 @@
+"""The flavour classes: every switch's value per flavour, the registry and name lookup, and that
+the expression options and the planner read the switches."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamjoin.dialect import FLAVOURS, LensesDialect, StreamJoin, StreamJoinError, dialect_for, parse
+from streamjoin.dialect.flavours import Flavour, Flink, JoinModel, Ksqldb, Lenses, OutputKey, SqlStream, flavour
+from streamjoin.expr.compile import ExprOptions
+from streamjoin.plan import plan_program
+from streamjoin.runtime.compiled import expr_options
+
+ORDER = ("ksqldb", "flink", "lenses", "sqlstream")
+K = OutputKey
+# switch -> its value in ksqldb, flink, lenses, sqlstream
+SWITCHES = {
+    "upper_case_identifiers": (True, False, False, True),
+    "expression_column_prefix": ("KSQL_COL_", "EXPR$", "EXPR$", "EXPR$"),
+    "star_prefixes_alias": (True, False, False, False),
+    "star_skips_key_column": (False, False, True, False),
+    "star_skips_proctime": (False, True, False, False),
+    "output_key": (K.PROJECTED_COLUMN, K.NONE, K.KEY_PSEUDO_COLUMN, K.NONE),
+    "upper_case_sink_topic": (True, False, False, False),
+    "create_kind_must_match": (True, False, False, False),
+    "ddl_kind_from_key": (False, True, False, False),
+    "join_model": (JoinModel.KEYED, JoinModel.RELATIONAL, JoinModel.KEYED, JoinModel.WINDOWED),
+    "implicit_key_join": (False, False, True, False),
+    "on_sides_single_table": (False, False, True, False),
+    "equi_join_conditions_only": (True, False, False, False),
+    "single_key_equality": (True, False, False, False),
+    "table_right_join_stream": (False, False, True, False),
+    "table_joins_on_primary_key": (True, False, False, False),
+    "repartitions_tables": (False, False, True, False),
+    "repartitions_to_match_partitions": (False, False, True, False),
+    "zero_grace_by_default": (False, False, True, False),
+    "eager_outer_without_grace": (True, False, False, False),
+    "reemit_on_late_table_row": (False, False, True, False),
+    "concat_skips_nulls": (True, False, False, False),
+    "zero_based_substring": (False, False, True, False),
+    "double_quoted_strings": (False, False, True, False),
+}
+
+
+def test_registry_holds_one_instance_per_flavour_class():
+    assert tuple(FLAVOURS) == ORDER
+    assert [type(f) for f in FLAVOURS.values()] == [Ksqldb, Flink, Lenses, SqlStream]
+    assert all(f.name == name and flavour(name) is f for name, f in FLAVOURS.items())
+
+
+def test_every_switch_is_tested():
+    declared = {name for name in vars(Flavour) if not name.startswith("_")} - {"name", "dialect"}
+    assert declared == set(SWITCHES)
+
+
+@pytest.mark.parametrize("switch", SWITCHES)
+def test_switch_values(switch):
+    assert tuple(getattr(FLAVOURS[name], switch) for name in ORDER) == SWITCHES[switch]
+
+
+def test_parsing_dialects():
+    assert isinstance(dialect_for("lenses"), LensesDialect)
+    assert all(type(dialect_for(name)) is StreamJoin for name in ("ksqldb", "flink", "sqlstream"))
+    assert dialect_for(Lenses()) is Lenses.dialect
+
+
+@pytest.mark.parametrize("call", [
+    lambda: flavour("ksql"), lambda: dialect_for("ksql"), lambda: parse("SELECT 1", "ksql"),
+    lambda: plan_program("SELECT 1", None, "ksql"), lambda: expr_options("ksql"),
+])
+def test_unknown_name_is_rejected_with_rule_dialect(call):
+    with pytest.raises(StreamJoinError) as caught:
+        call()
+    assert caught.value.rule == "dialect"
+    assert "unknown dialect 'ksql'; choose one of ksqldb, flink, lenses, sqlstream" in str(caught.value)
+
+
+def test_a_flavour_object_passes_through():
+    lenses = FLAVOURS["lenses"]
+    assert flavour(lenses) is lenses
+    assert plan_program("", None, lenses).flavour is lenses
+
+
+@pytest.mark.parametrize("name", ORDER)
+def test_expression_options_come_from_the_switches(name):
+    f = FLAVOURS[name]
+    options = expr_options(name)
+    assert options == ExprOptions.of(f)
+    assert (options.concat_skips_nulls, options.zero_based_substring, options.double_quoted_strings) == \
+        (f.concat_skips_nulls, f.zero_based_substring, f.double_quoted_strings)
+
+
+def test_default_expression_options_are_ksqldb():
+    assert ExprOptions() == ExprOptions.of(Ksqldb())
+
+
+def test_planner_reads_switches_not_names():
+    """A custom flavour: Flink with ksqlDB's names gets ksqlDB's naming and sink topic."""
+
+    class ShoutingFlink(Flink):
+        name = "shouting-flink"
+        upper_case_identifiers = True
+        upper_case_sink_topic = True
+
+    program = plan_program("CREATE TABLE t (id INT, v INT) WITH ('topic'='t');\n"
+                           "CREATE STREAM out AS SELECT id, v + 1 FROM t;", None, ShoutingFlink())
+    [query] = program.queries
+    assert (query.value_columns, query.sink.topic, program.catalog.get("t").kind) == (("ID", "EXPR$1"), "OUT", "stream")
