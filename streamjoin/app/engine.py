@@ -17,7 +17,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streamjoin.app.outputs import dead_letter_writer, decoded_rows, delta_writer
+from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
 from streamjoin.app.project import Query
 from streamjoin.delta.tables import replace_range
 from streamjoin.kafka import admin
@@ -91,7 +91,7 @@ class Engine:
                                           self.bootstrap, self.settings)
         for sub in query.compiled:
             is_main = sub is query.compiled[-1]
-            target = SinkTarget(delta_writer=delta_writer(sub, delta_path) if is_main else None,
+            target = SinkTarget(table=DeltaOutput(sub, delta_path) if is_main else None,
                                 dead_letter_writer=dead_letters)
             run = streaming_run(sub, self.bootstrap, self.client_config, self.checkpoint_root(query) / sub.name,
                                 target=target)

@@ -19,10 +19,11 @@ import json
 import pyarrow as pa
 
 from streamjoin.delta.tables import DeltaSink
+from streamjoin.dialect.types import arrow_type
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
 from streamjoin.runtime.compiled import CompiledQuery
-from streamjoin.serde.formats import decode
+from streamjoin.serde.formats import DecodeError, SerdeSpec, decode
 from streamjoin.settings import Settings
 
 TOMBSTONE = "__tombstone"
@@ -33,31 +34,75 @@ DEAD_LETTER_ARROW_SCHEMA = pa.schema([
 ])
 
 
-def delta_writer(query: CompiledQuery, path: str):
-    """Decodes the sink records of a batch into the output Delta table: append for a stream,
-    MERGE by key (delete on tombstone) for a table; exactly-once per batch id."""
-    keys = [name for name, _ in query.sink_serde.key_columns]
-    sink = DeltaSink(path, mode="merge" if query.sink.kind == "table" and keys else "append",
-                     key_columns=keys, app_id=query.name)
+class DeltaOutput:
+    """The query's output table: sink records decoded into rows (key columns, value columns, `__ts`,
+    `__tombstone`); append for a stream, MERGE by key (delete on tombstone) for a table;
+    exactly-once per batch id.
 
-    def write(records: pa.Table, batch_id: int) -> int | None:
-        return sink.write_batch(pa.Table.from_pylist(decoded_rows(query, records)), batch_id)
+    `prepare` converts a batch before anything of it is written anywhere: to the table's own schema
+    when it exists (so a later batch can never clash with it), else to the declared column types.
+    A record that does not fit comes back as rejected, and the driver keeps it out of Kafka too, so
+    the topic and the table always hold the same results."""
 
-    return write
+    def __init__(self, query: CompiledQuery, path: str) -> None:
+        self.query, self.path = query, path
+        serde = query.sink_serde
+        self.keys = [name for name, _ in serde.key_columns]
+        self.sink = DeltaSink(path, mode="merge" if query.sink.kind == "table" and self.keys else "append",
+                              key_columns=self.keys, app_id=query.name)
+        declared = [*serde.key_columns, *serde.payload_columns]
+        self.declared = {name: arrow_type(t) for name, t in declared if t.name != "ANY"}
+
+    def prepare(self, records: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
+        """(rows that fit, [(record index, reason)] of those that do not)."""
+        rows, rejected = [], []
+        for index, record in enumerate(zip(*(records.column(c).to_pylist() for c in ("key", "value", "ts")))):
+            try:
+                rows.append((index, decoded_row(self.query.sink_serde, *record)))
+            except DecodeError as error:
+                rejected.append((index, f"output record cannot be read back for {self.path}: {error}"))
+        schema = self._schema([row for _, row in rows])
+        try:
+            return pa.Table.from_pylist([row for _, row in rows], schema=schema), rejected
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            pass  # find the rows at fault, one by one
+        good = []
+        for index, row in rows:
+            try:
+                pa.Table.from_pylist([row], schema=schema)
+                good.append(row)
+            except (pa.ArrowException, TypeError, ValueError, OverflowError) as error:
+                rejected.append((index, f"output row does not fit the Delta table {self.path}: {error}"))
+        return pa.Table.from_pylist(good, schema=schema), sorted(rejected)
+
+    def write(self, rows: pa.Table, batch_id: int) -> int | None:
+        return self.sink.write_batch(rows, batch_id)
+
+    def _schema(self, rows: list[dict]) -> pa.Schema | None:
+        existing = self.sink.schema()
+        if existing is not None:
+            return existing
+        if not rows:
+            return None
+        inferred = pa.Table.from_pylist(rows[:1]).schema  # order of the columns, types of ANY ones
+        return pa.schema([pa.field(f.name, self.declared.get(f.name, pa.int64() if f.name == "__ts" else f.type))
+                          for f in inferred])
 
 
 def decoded_rows(query: CompiledQuery, records: pa.Table) -> list[dict]:
-    """Sink records (key/value bytes) as output rows: key columns, value columns, `__ts`, and
-    `__tombstone` for a deletion."""
-    serde = query.sink_serde
+    """Sink records (key/value bytes) as output rows (see `decoded_row`)."""
+    return [decoded_row(query.sink_serde, *record)
+            for record in zip(*(records.column(c).to_pylist() for c in ("key", "value", "ts")))]
+
+
+def decoded_row(serde: SerdeSpec, key: bytes | None, value: bytes | None, ts: int) -> dict:
+    """A sink record as an output row: key columns, value columns, `__ts`, and `__tombstone` for a
+    deletion."""
+    decoded = decode(serde, key, value, ts)
     keys = [name for name, _ in serde.key_columns]
-    rows = []
-    for key, value, ts in zip(*(records.column(c).to_pylist() for c in ("key", "value", "ts"))):
-        decoded = decode(serde, key, value, ts)
-        row = dict(zip(keys, decoded.key or (None,) * len(keys)))
-        row.update(decoded.value or {})
-        rows.append({**row, "__ts": ts, TOMBSTONE: decoded.value is None})
-    return rows
+    row = dict(zip(keys, decoded.key or (None,) * len(keys)))
+    row.update(decoded.value or {})
+    return {**row, "__ts": ts, TOMBSTONE: decoded.value is None}
 
 
 def dead_letter_writer(query_name: str, topic: str, path: str, bootstrap: str, settings: Settings):

@@ -76,6 +76,11 @@ class DeltaSink:
             return None
         return DeltaTable(self.path, storage_options=self.storage_options)
 
+    def schema(self) -> pa.Schema | None:
+        """The table's Arrow schema, or None before its first commit."""
+        table = self._table()
+        return None if table is None else pa.schema(table.schema().to_arrow())
+
     def committed_batch(self) -> int | None:
         """The last batch id committed by this app_id, or None."""
         table = self._table()

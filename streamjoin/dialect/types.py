@@ -96,6 +96,12 @@ class SqlType:
         return text + (" PROCTIME" if self.proctime else "")
 
 
+# parse_type of the bare names: a value whose type is only known at run time (encoded as it is,
+# JSON), and the plain TIMESTAMP(3) an expression yielding a timestamp has.
+ANY = SqlType("ANY")
+TIMESTAMP = SqlType("TIMESTAMP", (3,))
+
+
 def _quote(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else f"`{name}`"
 

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 from sqlglot import exp
 
 from streamjoin.dialect.flavours import Flavour
+from streamjoin.dialect.types import TIMESTAMP, SqlType, TypeSyntaxError, parse_type
 from streamjoin.expr.core import (
     Env,
     Evaluator,
@@ -59,7 +60,7 @@ __all__ = [
 # `_value` (Lenses) is the row itself without these two fields.
 ROWTIME_FIELD = "ROWTIME"
 KEY_FIELD = "_key"
-PSEUDO_TYPES = {"ROWTIME": "TIMESTAMP", "_KEY": None, "_VALUE": None}
+PSEUDO_TYPES: dict[str, SqlType | None] = {"ROWTIME": TIMESTAMP, "_KEY": None, "_VALUE": None}
 
 
 @dataclass(frozen=True)
@@ -88,26 +89,27 @@ class ColumnRef:
 
     alias: str | None
     column: str
-    type: str | None
+    type: SqlType | None
     fields: tuple[str, ...] = ()
     pseudo: bool = False
 
 
 class Scope:
     """The relations an expression can see: alias -> column names, or name -> declared type
-    (a type string or a catalog `SqlType`; TIMESTAMP columns are read as epoch millis).
+    (a catalog `SqlType`, or a type string parsed here once; None: known only at run time).
+    TIMESTAMP columns are read as epoch millis.
 
     Names match case-insensitively (ksqlDB upper-cases unquoted names, Flink and Lenses keep
     them); an exact match wins. Unqualified names resolve when exactly one relation has them."""
 
     def __init__(
         self,
-        relations: Mapping[str, Iterable[str] | Mapping[str, Any]],
+        relations: Mapping[str, Iterable[str] | Mapping[str, SqlType | str | None]],
         options: ExprOptions = ExprOptions(),
     ):
         self.options = options
-        self.relations: dict[str, dict[str, str | None]] = {
-            alias: {name: _type_name(kind) for name, kind in columns.items()}
+        self.relations: dict[str, dict[str, SqlType | None]] = {
+            alias: {name: parse_type(kind) if isinstance(kind, str) else kind for name, kind in columns.items()}
             if isinstance(columns, Mapping)
             else dict.fromkeys(columns)
             for alias, columns in relations.items()
@@ -155,9 +157,10 @@ class Scope:
     def _aliases(self) -> str:
         return ", ".join(self.relations) or "none"
 
-    def static_type(self, node: exp.Expression) -> str | None:
-        """'TIMESTAMP' when `node` certainly yields a timestamp (so CAST to STRING formats it and
-        a string literal compared with it is parsed), else the declared type name or None."""
+    def static_type(self, node: exp.Expression) -> SqlType | None:
+        """TIMESTAMP (plain TIMESTAMP(3)) when `node` certainly yields a timestamp (so CAST to
+        STRING formats it and a string literal compared with it is parsed), else the declared
+        type (a CAST: its target by name) or None."""
         if isinstance(node, exp.Paren):
             return self.static_type(node.this)
         if isinstance(node, exp.Column):
@@ -166,22 +169,33 @@ class Scope:
             except ExpressionError:
                 return None
             kind = None if declared.fields else declared.type
-            return "TIMESTAMP" if is_timestamp_type(kind) else kind
+            return TIMESTAMP if kind is not None and kind.is_timestamp else kind
         if isinstance(node, (exp.Cast, exp.TryCast)):
-            name = node.to.this.name
-            return "TIMESTAMP" if is_timestamp_type(name) else name
+            return _cast_type(node.to)
         if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
-            return "TIMESTAMP"
+            return TIMESTAMP
         if isinstance(node, (exp.Add, exp.Sub)) and (
             isinstance(node.expression, exp.Interval) or isinstance(node.this, exp.Interval)
         ):
-            return "TIMESTAMP"
+            return TIMESTAMP
         return None
 
+    def is_timestamp(self, node: exp.Expression) -> bool:
+        """Whether `node` certainly yields a timestamp (see `static_type`)."""
+        kind = self.static_type(node)
+        return kind is not None and kind.is_timestamp
 
-def _type_name(kind: Any) -> str | None:
-    """A declared type as text: a string as written, or the catalog's `SqlType` by its name."""
-    return kind if kind is None or isinstance(kind, str) else getattr(kind, "name", str(kind))
+
+def _cast_type(to: exp.DataType) -> SqlType | None:
+    """A CAST target by its sqlglot type name (parameters dropped, as the sink has always typed
+    it); None for a name with no `SqlType` (DATE, ARRAY without elements ...)."""
+    name = to.this.name
+    if is_timestamp_type(name):
+        return TIMESTAMP
+    try:
+        return parse_type(name)
+    except TypeSyntaxError:
+        return None
 
 
 def _match(name: str, names: Iterable[str], what: str) -> str | None:
@@ -225,7 +239,7 @@ def _column(node: exp.Column, scope: Scope) -> Evaluator:
     read = _reader(ref)
     for field in ref.fields:
         read = field_reader(read, field)
-    if is_timestamp_type(ref.type) and not ref.fields:
+    if ref.type is not None and ref.type.is_timestamp and not ref.fields:
         return _as_millis(read)
     return read
 

@@ -84,7 +84,7 @@ def _if(node: exp.If, scope) -> Evaluator:
 @compiles(exp.Cast, exp.TryCast)
 def _cast(node: exp.Cast, scope) -> Evaluator:
     """CAST raises a clear error on an unconvertible value; TRY_CAST yields NULL instead."""
-    convert = cast_function(node.to, scope.static_type(node.this) == "TIMESTAMP", node)
+    convert = cast_function(node.to, scope.is_timestamp(node.this), node)
     value = compile_node(node.this, scope)
     forgiving = isinstance(node, exp.TryCast) or bool(node.args.get("safe"))
     target = node.to.sql()

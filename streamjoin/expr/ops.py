@@ -97,7 +97,7 @@ COMPARISONS = {
 def compile_operand(node: exp.Expression, other: exp.Expression, scope) -> Evaluator:
     """An operand compared with `other`: a string literal facing a TIMESTAMP is parsed now, so
     `ts > '2019-03-30 05:03:30'` compares millis with millis."""
-    if isinstance(node, exp.Literal) and node.is_string and scope.static_type(other) == "TIMESTAMP":
+    if isinstance(node, exp.Literal) and node.is_string and scope.is_timestamp(other):
         return constant(parse_timestamp(node.this))
     return compile_node(node, scope)
 

@@ -260,7 +260,8 @@ DECIMAL_TYPES = {"DECIMAL", "BIGDECIMAL", "UDECIMAL", "DECIMAL32", "DECIMAL64", 
 
 
 def is_timestamp_type(name: str | None) -> bool:
-    """'TIMESTAMP(3)', 'TIMESTAMP_LTZ(3) PROCTIME', DType names TIMESTAMPLTZ / DATETIME ..."""
+    """A CAST target's sqlglot type name (TIMESTAMP, TIMESTAMPLTZ, DATETIME ...) names a timestamp.
+    Declared column types are `SqlType`s: they answer `.is_timestamp` themselves."""
     upper = (name or "").upper()
     return upper.startswith("TIMESTAMP") or upper.startswith("DATETIME")
 

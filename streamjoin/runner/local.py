@@ -12,7 +12,7 @@ from streamjoin.runner.compare import OutputRecord
 from streamjoin.runner.planned import PlannedCase
 from streamjoin.kafka.records import place
 from streamjoin.runner.wire import decode_output
-from streamjoin.runtime.contract import InputRow, RecordRejected
+from streamjoin.runtime.contract import Emitted, InputRow
 
 
 def run_locally(case: Case, planned: PlannedCase) -> dict[str, list[OutputRecord]]:
@@ -31,21 +31,18 @@ def run_locally(case: Case, planned: PlannedCase) -> dict[str, list[OutputRecord
         for r in arrivals:
             for task in every_task if r.topic in query.broadcast_topics else (r.partition,):
                 runtime = runtimes.setdefault(task, query.factory(task))
-                try:
-                    emitted = runtime.process(InputRow(r.topic, r.partition, r.offset, r.timestamp_ms, r.key, r.value))
-                except RecordRejected:
-                    continue
-                _emit(topics, emitted, planned.topic_partitions)
+                outputs = runtime.process(InputRow(r.topic, r.partition, r.offset, r.timestamp_ms, r.key, r.value))
+                _emit(topics, outputs, planned.topic_partitions)
         if flush:
             for runtime in runtimes.values():
                 _emit(topics, runtime.end_of_input(), planned.topic_partitions)
     return {topic: decode_output(topics[topic], planned.sink_serde(topic)) for topic in planned.sink_topics}
 
 
-def _emit(topics, emitted, partitions: dict[str, int]) -> None:
+def _emit(topics, outputs, partitions: dict[str, int]) -> None:
     from streamjoin.kafka.producer import choose_partition
 
-    for e in emitted:
+    for e in (o for o in outputs if isinstance(o, Emitted)):  # rejections: the Spark path dead-letters them
         partition = choose_partition(e.key, partitions[e.topic], len(topics[e.topic]))
         _append(topics, e.topic, partition, e.key, e.value, e.ts)
 

@@ -24,20 +24,20 @@ from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.runtime.stages import (AggregateStage, Env, FilterStage, JoinStage, LateralStage, Pipeline,
                                       ProjectStage, RekeyStage, Stage)
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
-from streamjoin.dialect.types import SqlType, parse_type
+from streamjoin.dialect.types import ANY, SqlType
 
-ANY = "ANY"  # a value whose type is only known at run time: encoded as it is
 OUTPUT = "output"  # the relation the query's projection produces, read by the sink
 
 
 @dataclass
 class _Fragment:
     """A compiled subtree: its most downstream stage (None for a bare source), the source
-    entries still waiting for a stage, and the relations (alias -> column types) it exposes."""
+    entries still waiting for a stage, and the relations it exposes (alias -> column -> type, None
+    for a type only known at run time: the sink encodes it as `ANY`)."""
 
     head: Stage | None
     pending: list[tuple[str, SerdeSpec, Entry]]  # (topic, serde, entry without its stage yet)
-    relations: dict[str, dict[str, str | None]]
+    relations: dict[str, dict[str, SqlType | None]]
 
 
 @dataclass
@@ -111,7 +111,7 @@ class _Builder:
     def source(self, node: P.Source) -> _Fragment:
         source = node.source
         serde = source_serde(source)
-        columns = {name: str(t) if t is not None else None for name, t in source.columns.items()}
+        columns: dict[str, SqlType | None] = dict(source.columns)
         entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast)
         return _Fragment(None, [(source.topic, serde, entry)], {node.alias: columns})
 
@@ -161,10 +161,6 @@ def _residual(predicate: exp.Expression | None, scope: Scope):
     return residual
 
 
-def sql_type(raw: str | None) -> SqlType:
-    return parse_type(raw) if raw else parse_type(ANY)
-
-
 def source_serde(source: SourceDef) -> SerdeSpec:
     """The wire layout of a source's records: key columns in the record key (unless the source
     carries them in the value), the other columns in the value; PROCTIME columns in neither."""
@@ -176,7 +172,7 @@ def source_serde(source: SourceDef) -> SerdeSpec:
                      timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns))
 
 
-def _static_type(expression: exp.Expression, scope: Scope) -> str | None:
+def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:
     try:
         return scope.static_type(expression)
     except Exception:  # noqa: BLE001 - a type we cannot tell statically is typed at run time
@@ -200,19 +196,19 @@ class RuntimeFactory:
         inputs = {topic: (serde, tuple(entries)) for topic, (serde, entries) in builder.entries.items()}
         return PipelineRuntime(inputs, Pipeline(builder.stages), binding, task)
 
-    def key_types(self, builder: _Builder) -> tuple[str | None, ...]:
+    def key_types(self, builder: _Builder) -> tuple[SqlType | None, ...]:
         """Types of the result key (the join, group or partition key under the projection)."""
         scope = builder.scope(builder.inputs_of[OUTPUT])
         return tuple(_static_type(k, scope) for k in self.sink.child.child.key)
 
 
-def sink_binding(sink: P.Sink, output: dict[str, str | None], key_types: tuple) -> SinkBinding:
+def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tuple) -> SinkBinding:
     """The output record: key = the result's key (join key, group key or PARTITION BY key) named
     as the projection names it; value = the projected value columns."""
     project: P.Project = sink.child
     names = list(project.key_columns) or (["_key"] if len(key_types) == 1 else [f"_key{i}" for i in range(len(key_types))])
-    key_columns = tuple((name, sql_type(t)) for name, t in zip(names, key_types))
-    value_columns = tuple((name, sql_type(output[name])) for name in project.value_columns)
+    key_columns = tuple((name, ANY if t is None else t) for name, t in zip(names, key_types))
+    value_columns = tuple((name, ANY if output[name] is None else output[name]) for name in project.value_columns)
     # KAFKA keys hold one primitive of a known type; several columns, or an expression whose
     # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
     untyped = any(t is None for t in key_types)

@@ -1,6 +1,7 @@
 """What a task runtime promises whoever drives it (the Spark adapter, the local runner): records
-in as `InputRow`s, encoded `Emitted` records out, `RecordRejected` for a record that goes to the
-dead letters, and counters. Pure Python: any driver can run a task."""
+in as `InputRow`s; out, encoded `Emitted` records and a `Rejected` for every record or result
+that cannot be decoded, evaluated or encoded (the driver sends it to the dead letters, counted,
+and the task goes on); and counters. Pure Python: any driver can run a task."""
 
 from __future__ import annotations
 
@@ -29,8 +30,15 @@ class Emitted:
     ts: int
 
 
-class RecordRejected(Exception):
-    """A record that cannot be decoded; it goes to the dead letters with this reason."""
+@dataclass(frozen=True)
+class Rejected:
+    """A dead letter: the input record being processed (or, at the end of input, none) could not
+    be decoded, evaluated or encoded, for `reason`."""
+
+    reason: str
+
+
+Output = Emitted | Rejected
 
 
 class TaskRuntime(ABC):
@@ -45,11 +53,11 @@ class TaskRuntime(ABC):
         self.ended = False
 
     @abstractmethod
-    def process(self, row: InputRow) -> list[Emitted]:
-        """Decode and process one record; raise RecordRejected for a bad one."""
+    def process(self, row: InputRow) -> list[Output]:
+        """Decode and process one record; never raises for a bad record or result."""
 
     @abstractmethod
-    def end_of_input(self) -> list[Emitted]:
+    def end_of_input(self) -> list[Output]:
         """All inputs are exhausted: advance time to the end and emit what that closes."""
 
     def counters(self) -> Counter:

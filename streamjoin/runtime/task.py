@@ -12,12 +12,25 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
-from streamjoin.serde.formats import DecodeError, EncodeError, SerdeSpec, decode, encode_key, encode_value
+from streamjoin.expr.core import ExpressionError
+from streamjoin.serde.formats import DecodeError, SerdeSpec, decode, encode_key, encode_value
 from streamjoin.operators.base import RowKind, Side
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
-from streamjoin.runtime.contract import Emitted, InputRow, RecordRejected, TaskRuntime
+from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, TaskRuntime
 
 ROWTIME = "ROWTIME"  # pseudo column: the record's event time (s-Server, ksqlDB)
+
+# What evaluating SQL over one bad value, or encoding it, can raise: the record (or result) goes to
+# the dead letters. Failures of the machinery (state store, I/O: RuntimeError, OSError) are not
+# among them and still fail the batch, which Spark retries from the checkpoint.
+DATA_ERRORS = (ExpressionError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError)
+
+
+def describe(error: Exception) -> str:
+    """A reason for a dead letter: our own errors' messages as they are, others with their kind."""
+    if type(error).__module__.startswith("streamjoin."):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True)
@@ -57,29 +70,39 @@ class PipelineRuntime(TaskRuntime):
         self.pipeline = pipeline
         self.sink = sink
 
-    def process(self, row: InputRow) -> list[Emitted]:
+    def process(self, row: InputRow) -> list[Output]:
         serde, entries = self.inputs[row.topic]
         # A broadcast topic's row reaches every task; the task of its partition counts it.
         owned = row.partition == self.task
+        where = f"{row.topic}[{row.partition}]@{row.offset}"
         try:
             record = decode(serde, row.key, row.value, row.ts)
         except DecodeError as error:
-            if not owned:
-                return []  # the owning task sends it to the dead letters
-            raise RecordRejected(f"{row.topic}[{row.partition}]@{row.offset}: {error}") from error
+            # Only the owning task sends a broadcast row to the dead letters.
+            return [Rejected(f"{where}: {error}")] if owned else []
         self.metrics["input_records"] += owned
         self.stream_time = record.ts if self.stream_time is None else max(self.stream_time, record.ts)
-        out: list[Emitted] = []
+        out: list[Output] = []
         for entry in entries:
             if not owned and not entry.broadcast:
                 continue  # another task's row of a topic also read whole (an FK join of a table to itself)
             event = self._event(serde, entry, record)
-            reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
+            try:
+                reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
+            except DATA_ERRORS as error:
+                self.metrics["evaluation_errors"] += 1
+                out.append(Rejected(f"{where}: evaluation failed: {describe(error)}"))
+                continue
             out.extend(self._emit(reached))
         return out
 
-    def end_of_input(self) -> list[Emitted]:
-        return self._emit(self.pipeline.end())
+    def end_of_input(self) -> list[Output]:
+        try:
+            events = self.pipeline.end()
+        except DATA_ERRORS as error:
+            self.metrics["evaluation_errors"] += 1
+            return [Rejected(f"end of input: evaluation failed: {describe(error)}")]
+        return self._emit(events)
 
     def counters(self) -> Counter:
         total = super().counters()
@@ -99,17 +122,19 @@ class PipelineRuntime(TaskRuntime):
         row[ROWTIME] = record.ts
         return Event(RowKind.INSERT, key, {entry.alias: row}, record.ts)
 
-    def _emit(self, events: list[Event]) -> list[Emitted]:
-        out = []
+    def _emit(self, events: list[Event]) -> list[Output]:
+        """Each result encoded on its own: one that cannot be projected or encoded becomes a
+        dead letter and the others still go out."""
+        out: list[Output] = []
         for event in events:
             if event.kind is RowKind.UPDATE_BEFORE and not self.sink.emit_retractions:
                 continue
             try:
                 out.append(self._encode(event))
-            except EncodeError as error:
+                self.metrics["output_records"] += 1
+            except DATA_ERRORS as error:
                 self.metrics["encode_errors"] += 1
-                raise RecordRejected(f"output to {self.sink.topic}: {error}") from error
-        self.metrics["output_records"] += len(out)
+                out.append(Rejected(f"output to {self.sink.topic}: {describe(error)}"))
         return out
 
     def _encode(self, event: Event) -> Emitted:

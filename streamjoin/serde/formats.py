@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
 from streamjoin.serde.values import (
-    DecodeError, EncodeError, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
+    DecodeError, EncodeError, checked_integer, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
 )
 from streamjoin.dialect.types import SqlType, parse_type
 
@@ -150,7 +150,7 @@ def _kafka_codec(t: SqlType) -> tuple[Callable[[bytes, str], Any], Callable[[Any
         if len(data) != packer.size:
             raise DecodeError(f"{path}: {t} in the KAFKA format is {packer.size} bytes, got {len(data)}")
         return packer.unpack(data)[0]
-    return read_number, lambda v: packer.pack(float(v) if t.name == "DOUBLE" else int(v))
+    return read_number, lambda v: packer.pack(float(v) if t.name == "DOUBLE" else checked_integer(t, v))
 
 
 def _delimited_codec(columns: Columns, delimiter: str, side: str):
@@ -270,6 +270,13 @@ def _codec(spec: SerdeSpec) -> _Codec:
 
 def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int) -> DecodedRecord:
     """Decode one Kafka record; raise DecodeError(reason) when it does not fit `spec`."""
+    try:
+        return _decode(spec, key_bytes, value_bytes, record_ts)
+    except RecursionError:  # a value nested thousands deep: a bad record, never a failed query
+        raise DecodeError("nested too deeply to decode") from None
+
+
+def _decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int) -> DecodedRecord:
     codec = _codec(spec)
     key = codec.read_key(key_bytes) if key_bytes is not None and codec.key_reads else None
     value = None if value_bytes is None else codec.read_value(value_bytes)
@@ -305,7 +312,7 @@ def encode_key(spec: SerdeSpec, key: tuple | Any | None) -> bytes | None:
         raise EncodeError(f"key {key!r} has {len(values)} parts; the key columns are {[n for n, _ in spec.key_columns]}")
     if all(v is None for v in values):
         return None
-    return _codec(spec).write_key(values)
+    return _written("key", lambda: _codec(spec).write_key(values))
 
 
 def encode_value(spec: SerdeSpec, row: Mapping[str, Any] | None) -> bytes | None:
@@ -316,4 +323,16 @@ def encode_value(spec: SerdeSpec, row: Mapping[str, Any] | None) -> bytes | None
         values = [row[name] for name, _ in spec.payload_columns]
     except KeyError as e:
         raise EncodeError(f"row has no value column {e.args[0]!r}; it has {sorted(row)}") from None
-    return _codec(spec).write_value(values)
+    return _written("value", lambda: _codec(spec).write_value(values))
+
+
+def _written(side: str, write: Callable[[], bytes]) -> bytes:
+    """Any failure of a writer as an EncodeError naming the side: a value of the wrong kind for
+    its column (a string where a number goes, an integer past the KAFKA format's width) is a bad
+    row for the dead letters, not a failed query."""
+    try:
+        return write()
+    except EncodeError as e:
+        raise EncodeError(f"{side}: {e}") from None
+    except (TypeError, ValueError, ArithmeticError, struct.error, RecursionError) as e:
+        raise EncodeError(f"{side}: cannot encode ({type(e).__name__}: {e})") from None

@@ -22,7 +22,7 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Callable
 
-from streamjoin.dialect.types import INTEGER_RANGES, SqlType
+from streamjoin.dialect.types import INTEGER_RANGES, SqlType, parse_type
 from streamjoin.serde.time import format_timestamp, millis_to_datetime, parse_timestamp_text
 
 
@@ -39,7 +39,16 @@ class DecodeError(ValueError):
 
 
 class EncodeError(ValueError):
-    """A row that cannot be written with the sink's format (a bug upstream, not bad input)."""
+    """A row that cannot be written with the sink's format: a value out of its SQL type's range,
+    or of the wrong kind for it. The row goes to the dead letters."""
+
+
+BIGINT = parse_type("BIGINT")
+
+
+def integer_bounds(t: SqlType) -> tuple[int, int]:
+    bits = INTEGER_RANGES[t.name]
+    return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
 
 
 def _fail(path: str, raw: Any, t: SqlType, why: str = "") -> DecodeError:
@@ -82,8 +91,7 @@ def _write_timestamp(t: SqlType) -> Writer:
 # ---- scalars ------------------------------------------------------------------------------------
 
 def _read_integer(t: SqlType) -> Reader:
-    bits = INTEGER_RANGES[t.name]
-    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    low, high = integer_bounds(t)
 
     def read(raw: Any, path: str) -> int:
         if type(raw) is int and low <= raw <= high:  # the common case, without a Decimal
@@ -171,8 +179,8 @@ def any_json_text(value: Any) -> str:
     """JSON text of a Python value of a type known only at run time (an ANY column)."""
     if value is None or isinstance(value, (bool, str)):
         return json.dumps(value)
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, int):  # integer arithmetic is BIGINT: past its range is an overflow
+        return str(checked_integer(BIGINT, value))
     if isinstance(value, float):
         return _float_text(value)
     if isinstance(value, Decimal):
@@ -280,15 +288,17 @@ def json_writer(t: SqlType) -> Writer:
     if t.name == "ANY":
         return any_json_text
     if t.name in INTEGER_RANGES:
-        return lambda v: str(int(v))
+        return lambda v: str(checked_integer(t, v))
     if t.name in ("FLOAT", "DOUBLE"):
         return _float_text
     if t.name == "DECIMAL":
-        quantum = Decimal(1).scaleb(-t.scale)
+        quantum, limit = Decimal(1).scaleb(-t.scale), Decimal(10) ** (t.precision - t.scale)
 
         def write_decimal(v: Any) -> str:  # with the declared scale, as ksqlDB writes it
-            exact = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
-            return format(exact.quantize(quantum, ROUND_HALF_UP), "f")
+            exact = (Decimal(repr(v)) if isinstance(v, float) else Decimal(v)).quantize(quantum, ROUND_HALF_UP)
+            if abs(exact) >= limit:
+                raise EncodeError(f"{exact} does not fit {t}")
+            return format(exact, "f")
         return write_decimal
     if t.name == "BOOLEAN":
         return lambda v: "true" if v else "false"
@@ -306,6 +316,16 @@ def json_writer(t: SqlType) -> Writer:
         key_text, value = text_writer(t.elements[0]), _nullable(json_writer(t.elements[1]))  # keys: text
         return lambda v: "{" + ",".join(f"{json.dumps(key_text(k))}:{value(x)}" for k, x in dict(v).items()) + "}"
     return struct_writer(t.fields)
+
+
+def checked_integer(t: SqlType, value: Any) -> int:
+    """`value` as an int of `t`; EncodeError when it is outside the type's range (a BIGINT that
+    overflowed would otherwise reach Kafka and then fail the Delta write)."""
+    number = int(value)
+    low, high = integer_bounds(t)
+    if not low <= number <= high:
+        raise EncodeError(f"{number} is out of range for {t}")
+    return number
 
 
 def struct_writer(fields: tuple[tuple[str, SqlType], ...]) -> Writer:

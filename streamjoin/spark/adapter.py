@@ -26,7 +26,7 @@ from pyspark import cloudpickle
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from streamjoin.operators.ordering import merge_in_timestamp_order
-from streamjoin.runtime.contract import Emitted, InputRow, RecordRejected, TaskRuntime
+from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
 from streamjoin.spark.paged_state import decode_page, encode_page, load_runtime, save_runtime
 
 if TYPE_CHECKING:
@@ -94,10 +94,10 @@ class TaskProcessor(StatefulProcessor):
         saved = self.runtime_state.get()
         runtime: TaskRuntime = self.new_runtime(task) if saved is None else load_runtime(saved[0], self.pages)
         before = runtime.counters()
-        out = process_rows(runtime, _ordered_rows(pd.concat(list(rows), ignore_index=True)))
+        out = process_rows(runtime, ordered_rows(pd.concat(list(rows), ignore_index=True)))
         if not runtime.ended and runtime.ended_topics >= self.input_topics:
             runtime.ended = True
-            out.extend(_sink_rows(runtime.end_of_input()))
+            out.extend(output_rows(runtime, runtime.end_of_input(), None))
         delta = runtime.counters()
         delta.subtract(before)
         figures = {"counts": dict(+delta), "stream_time": runtime.stream_time}
@@ -110,26 +110,34 @@ class TaskProcessor(StatefulProcessor):
 
 
 def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:
-    """Output rows for `rows` in order: sink records, and a dead letter for each record the
-    runtime rejects (counted; the task goes on). End-of-input markers are noted, not processed."""
+    """Output rows for `rows` in order: sink records, and a dead letter (counted) for each record
+    or result the runtime rejects; the task goes on. End-of-input markers are noted, not processed."""
     out: list[tuple] = []
     for row in rows:
         if row.offset < 0:
             runtime.ended_topics.add(row.topic)
             continue
-        try:
-            out.extend(_sink_rows(runtime.process(row)))
-        except RecordRejected as rejected:
-            runtime.metrics["dead_letters"] += 1
-            out.append((DEAD_LETTER, None, row.key, row.value, row.ts, row.topic, row.partition, row.offset, str(rejected)))
+        out.extend(output_rows(runtime, runtime.process(row), row))
     return out
 
 
-def _sink_rows(emitted: list[Emitted]) -> list[tuple]:
-    return [(SINK, e.topic, e.key, e.value, e.ts, None, None, None, None) for e in emitted]
+def output_rows(runtime: TaskRuntime, outputs: list[Output], source: InputRow | None) -> list[tuple]:
+    """Emitted records as sink rows and rejections as dead-letter rows, both with the coordinates
+    of the input record they came from (`source`; None for what closing the windows at the end of
+    input emits); a dead letter also carries that record's raw key and value."""
+    rows = []
+    for item in outputs:
+        where = (None, None, None) if source is None else (source.topic, source.partition, source.offset)
+        if isinstance(item, Emitted):
+            rows.append((SINK, item.topic, item.key, item.value, item.ts, *where, None))
+            continue
+        runtime.metrics["dead_letters"] += 1
+        raw = (None, None, None) if source is None else (source.key, source.value, source.ts)
+        rows.append((DEAD_LETTER, None, *raw, *where, item.reason))
+    return rows
 
 
-def _ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
+def ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
     """Kafka Streams record order for one task: queues per input partition in offset order,
     merged by smallest head timestamp."""
     if frame.empty:

@@ -1,7 +1,7 @@
 """The same compiled query in batch mode (backfills, streaming == batch checks).
 
 The bounded input is read with the Kafka batch reader, each task's records are replayed in the
-order the streaming query would process them (`adapter._ordered_rows`), through a fresh runtime,
+order the streaming query would process them (`adapter.ordered_rows`), through a fresh runtime,
 and the input's end closes every window (END_OF_TIME). No state survives the run.
 """
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession, functions as F
 
-from streamjoin.spark.adapter import OUTPUT_SCHEMA, SINK, TaskProcessor, _ordered_rows, _sink_rows, process_rows
+from streamjoin.spark.adapter import OUTPUT_SCHEMA, SINK, TaskProcessor, ordered_rows, output_rows, process_rows
 from streamjoin.spark.query import KAFKA_SOURCE, TaskRouting
 
 _COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
@@ -22,8 +22,8 @@ def _task(function: TaskProcessor):
         if frame.empty:
             return pd.DataFrame([], columns=_COLUMNS)
         runtime = function.new_runtime(int(frame["task"].iloc[0]))
-        out = process_rows(runtime, _ordered_rows(frame))
-        out.extend(_sink_rows(runtime.end_of_input()))
+        out = process_rows(runtime, ordered_rows(frame))
+        out.extend(output_rows(runtime, runtime.end_of_input(), None))
         return pd.DataFrame(out, columns=_COLUMNS)
 
     return run

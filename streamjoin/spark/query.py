@@ -16,7 +16,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, functions as F
@@ -30,11 +30,21 @@ from streamjoin.spark.adapter import DEAD_LETTER, METRICS, OUTPUT_SCHEMA, SINK, 
 KAFKA_SOURCE = "streamjoin_kafka"
 
 
+class TableOutput(Protocol):
+    """A table the results also go to (the Delta output): `prepare` converts a batch's sink records
+    before anything is written and names those that do not fit; `write` commits the prepared rows
+    once per batch id and returns the table version."""
+
+    def prepare(self, records: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]: ...
+
+    def write(self, rows: pa.Table, batch_id: int) -> int | None: ...
+
+
 @dataclass(frozen=True)
 class SinkTarget:
     """Where a sub-topology's results go besides its Kafka topic."""
 
-    delta_writer: Callable[[pa.Table, int], int | None] | None = None  # (rows, batch id) -> version
+    table: TableOutput | None = None
     dead_letter_writer: Callable[[pa.Table, int], object] | None = None
 
 
@@ -119,19 +129,27 @@ class StreamingRun:
     def _write_batch(self, df: DataFrame, batch_id: int, report: RunReport) -> None:
         started = time.monotonic()
         table = df.toArrow()
-        channel = table.column("channel").to_pylist()
-        sink = table.filter(pa.compute.equal(table.column("channel"), SINK))
-        dead = table.filter(pa.compute.equal(table.column("channel"), DEAD_LETTER))
+        channel = table.column("channel")
+        sink = table.filter(pa.compute.equal(channel, SINK))
+        dead = table.filter(pa.compute.equal(channel, DEAD_LETTER))
+        prepared = None
+        if self.target.table is not None and sink.num_rows:
+            # Checked before anything is written: a result the table cannot take is kept out of
+            # Kafka too, so the topic and the table never disagree.
+            prepared, rejected = self.target.table.prepare(sink)
+            if rejected:
+                dead = pa.concat_tables([dead, _as_dead_letters(sink, rejected)])
+                kept = set(range(sink.num_rows)) - {index for index, _ in rejected}
+                sink = sink.take(sorted(kept))
+                report.dead_letters += len(rejected)
         self._produce(sink, batch_id)
-        if self.target.delta_writer is not None and sink.num_rows:
-            report.delta_version = self.target.delta_writer(sink, batch_id)
+        if prepared is not None and prepared.num_rows:
+            report.delta_version = self.target.table.write(prepared, batch_id)
         if dead.num_rows and self.target.dead_letter_writer is not None:
             self.target.dead_letter_writer(dead, batch_id)
-        for i, kind in enumerate(channel):
-            if kind == METRICS:
-                figures = json.loads(table.column("reason")[i].as_py())
-                _add_metrics(report, {**figures, "task": table.column("src_partition")[i].as_py()},
-                             self.stream_times)
+        metrics = table.filter(pa.compute.equal(channel, METRICS))
+        for figures, task in zip(metrics.column("reason").to_pylist(), metrics.column("src_partition").to_pylist()):
+            _add_metrics(report, {**json.loads(figures), "task": task}, self.stream_times)
         report.output_rows += sink.num_rows
         report.batches += 1
         report.batch_duration_ms = int((time.monotonic() - started) * 1000)
@@ -174,6 +192,14 @@ def run_available(spark: SparkSession, query: CompiledQuery, bootstrap: str, cli
     """Process everything new on the query's inputs (availableNow) from its checkpoint."""
     run = streaming_run(query, bootstrap, client_config, checkpoint, end_of_input)
     return run.run(spark, RunReport(query=query.name, output_topic=query.sink.topic))
+
+
+def _as_dead_letters(sink: pa.Table, rejected: list[tuple[int, str]]) -> pa.Table:
+    """Sink rows the table output rejected, as dead-letter rows (their input's coordinates, the
+    encoded result as key and value, the reason)."""
+    rows = sink.take([index for index, _ in rejected])
+    return rows.set_column(rows.schema.get_field_index("reason"), "reason", pa.array([r for _, r in rejected])) \
+        .set_column(0, "channel", pa.array([DEAD_LETTER] * rows.num_rows))
 
 
 def _add_metrics(report: RunReport, figures: dict, stream_times: dict[int, int]) -> None:

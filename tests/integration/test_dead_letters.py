@@ -91,3 +91,30 @@ def test_malformed_records_land_in_dead_letters_while_good_records_flow(
     assert write_dead_letters(replayed, 0, dead_topic, dead_path, kafka_bootstrap) == 0
     assert len(read_all(kafka_bootstrap, dead_topic)) == len(expected_dead)
     assert read_delta_arrow(dead_path).num_rows == len(expected_dead)
+
+
+def test_a_result_out_of_range_is_a_dead_letter_and_kafka_and_delta_agree(spark, kafka_bootstrap, tmp_path, unique_topic):
+    """1000 * 10^17 does not fit BIGINT (ksqlDB and Flink would wrap it around silently): that
+    result is a dead letter; the other is in the topic and the table alike, and a rerun writes
+    neither again."""
+    topic, name = unique_topic, "big_" + unique_topic[-8:]
+    (tmp_path / "sql").mkdir()
+    (tmp_path / "sql" / "sources.sql").write_text(SOURCES.format(topic=topic))
+    (tmp_path / "sql" / f"{name}.sql").write_text(
+        f"-- dialect: ksqldb\nCREATE STREAM {name} AS SELECT id, amount * 100000000000000000 AS big FROM orders "
+        "EMIT CHANGES;\n")
+    create_topics(kafka_bootstrap, {topic: 2})
+    produce(kafka_bootstrap, topic, [OutRecord(b"a", b'{"amount": 1000}', 1000, partition=0),
+                                     OutRecord(b"b", b'{"amount": 1}', 2000, partition=0)])
+    engine = Engine(Settings.from_env(), spark)
+    query = load_project(tmp_path / "sql").query(name)
+
+    report = engine.run(query)
+    again = engine.run(query)
+
+    assert (report.output_rows, report.dead_letters, again.output_rows) == (1, 1, 0)
+    in_kafka = [json.loads(r.value) for r in read_all(kafka_bootstrap, query.output_topic)]
+    in_delta = read_delta_arrow(engine.delta_path(query)).to_pylist()
+    assert in_kafka == [{"BIG": 10**17}] and [r["BIG"] for r in in_delta] == [10**17]
+    [letter] = read_delta_arrow(engine.delta_path(query) + "-dead-letters").to_pylist()
+    assert (letter["key"], letter["offset"]) == (b"a", 0) and "out of range for BIGINT" in letter["reason"]

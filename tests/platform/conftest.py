@@ -43,5 +43,7 @@ def pytest_configure(config):
     # Dagster's own notices about the observable source assets we use on purpose.
     for message in ("Function `observable_source_asset` is currently in beta",
                     "Property `OpDefinition.version` is deprecated",
-                    "Parameter `owners` of initializer `SensorDefinition.__init__`"):
+                    "Parameter `owners` of initializer `SensorDefinition.__init__`",
+                    # Dagster's nested-resource setup calls its own deprecated property.
+                    "InitResourceContext.dagster_run is deprecated"):
         config.addinivalue_line("filterwarnings", f"ignore:{message}")

@@ -29,9 +29,9 @@ def utc(*fields) -> datetime:
 
 def tick(defs, instance, sensor_name, resources, cursor=None):
     sensor = defs.resolve_sensor_def(sensor_name)
-    context = dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
-                                      resources=resources)
-    return sensor.evaluate_tick(context)
+    with dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
+                                 resources=resources) as context:  # resources set up and torn down
+        return sensor.evaluate_tick(context)
 
 
 CONTINUOUS = {"ops": {"clicks_enriched": {"config": {"mode": "continuous"}}}}

@@ -83,9 +83,9 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance, tmp_p
     assert table_version(table) is not None
 
     def launch_tick():
-        context = dg.build_sensor_context(instance=instance, definitions=defs,
-                                          resources=resources)
-        result = defs.resolve_sensor_def("launch_streaming_queries").evaluate_tick(context)
+        with dg.build_sensor_context(instance=instance, definitions=defs,
+                                     resources=resources) as context:
+            result = defs.resolve_sensor_def("launch_streaming_queries").evaluate_tick(context)
         return [r.job_name for r in result.run_requests if r.job_name == job.name]
 
     assert launch_tick() == []  # caught up
