@@ -82,8 +82,8 @@ def repartition_feeds(query: Query) -> dict[str, tuple[str, ...]]:
 
 
 def describe(query: Query) -> str:
-    return (f"`{query.path.name}` ({query.dialect}, mode {query.mode})\n\n```sql\n{query.sql.strip()}\n"
-            f"```\n\nEXPLAIN\n\n```\n{query.explain.strip()}\n```")
+    return (f"`{query.path.name}` ({query.dialect}, mode {query.mode})\n\n"
+            f"```sql\n{query.sql.strip()}\n```\n\nEXPLAIN\n\n```\n{query.explain.strip()}\n```")
 
 
 def _specs(query: Query, delta_path: str) -> list[dg.AssetSpec]:

@@ -130,7 +130,8 @@ def run_streamjoin(bench: Bench, queries) -> tuple[Timed, list[Path]]:
     checkpoints = []
     for query in queries:
         checkpoints.append(bench.work_dir / "checkpoints" / query.name)
-        report = run_available(bench.spark, query, bench.bootstrap, bench.client_config, checkpoints[-1])
+        report = run_available(bench.spark, query, {"kafka.bootstrap.servers": bench.bootstrap}, bench.client_config,
+                               checkpoints[-1])
     elapsed = time.perf_counter() - started
     return Timed(report.input_rows, topic_count(bench, queries[-1].sink.topic), elapsed), checkpoints
 

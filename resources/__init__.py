@@ -95,8 +95,10 @@ class EngineResource(dg.ConfigurableResource):
     def _session(self):
         """The `spark` resource's session, made ready for the engine (data sources registered).
         Python workers run `sc.pythonExec`, which pyspark takes from PYSPARK_PYTHON (else
-        "python3") when the context starts and which the `spark.pyspark.python` conf does not
-        change in-process: apply the conf to the context before anything captures it."""
+        "python3") when the context starts; the `spark.pyspark.python` and
+        `spark.executorEnv.PYSPARK_PYTHON` confs do not change it in-process (measured: with
+        them alone workers ran the system python3 and failed, "No module named 'pyarrow'").
+        So apply the conf to the context before the data sources or any UDF capture it."""
         from streamjoin.spark.session import prepare_session
 
         session = self.spark.spark_session

@@ -37,6 +37,8 @@ class Settings:
     delta_root_override: Path | None = None
     spark_master: str | None = None  # None: local[2]
     spark_remote: str | None = None  # a Spark Connect URL; wins over spark_master
+    kafka_timeout_s: float = 10.0  # how long a client waits for the brokers to answer at all
+    on_data_loss: str = "fail"  # a checkpoint offset outside the log: fail | earliest | latest
 
     @property
     def delta_root(self) -> Path:
@@ -53,13 +55,7 @@ class Settings:
             delta_root_override=Path(env["STREAMJOIN_DELTA_ROOT"]).resolve() if env.get("STREAMJOIN_DELTA_ROOT") else None,
             spark_master=env.get("STREAMJOIN_SPARK_MASTER") or None,
             spark_remote=env.get("STREAMJOIN_SPARK_REMOTE") or None,
+            kafka_timeout_s=float(env.get("STREAMJOIN_KAFKA_TIMEOUT_S") or 10.0),
+            on_data_loss=(env.get("STREAMJOIN_ON_DATA_LOSS") or "fail").lower(),
             **security,
         )
-
-    def security_options(self) -> dict[str, str]:
-        """The security settings that are set, as Spark-style "kafka.*" options."""
-        return {
-            "kafka." + field.replace("_", "."): getattr(self, field)
-            for field, _, _ in SECURITY
-            if getattr(self, field)
-        }

@@ -16,12 +16,13 @@ from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from kafka import TopicPartition
 
 from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
 from streamjoin.app.project import Query
 from streamjoin.delta.tables import replace_range
-from streamjoin.kafka import admin
-from streamjoin.kafka.client import kafka_client_config
+from streamjoin.kafka import admin, offsets
+from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_options
 from streamjoin.kafka.embedded import ensure_bootstrap
 from streamjoin.plan import nodes as P
 from streamjoin.plan.rewrites import walk
@@ -59,6 +60,15 @@ class Engine:
     def client_config(self) -> dict:
         return kafka_client_config(self.settings, self.bootstrap)
 
+    def kafka_options(self, on_data_loss: str | None = None) -> dict[str, str]:
+        return {**spark_options(self.settings, self.bootstrap),
+                "streamjoin.onDataLoss": on_data_loss or self.settings.on_data_loss}
+
+    def _connect(self) -> None:
+        """One quick metadata request first, so a broker outage is one line naming the servers
+        (KafkaUnreachable) rather than a timeout deep inside a Spark query."""
+        check_reachable(self.settings, self.bootstrap)
+
     def delta_path(self, query: Query) -> str:
         return str(self.settings.delta_root / query.name)
 
@@ -75,16 +85,24 @@ class Engine:
         admin.create_topics(self.bootstrap, wanted, settings=self.settings)
 
     def run(self, query: Query, mode: str | None = None, stop_after_s: float | None = None,
-            on_progress: Callable[[RunReport], None] | None = None) -> RunReport:
+            on_progress: Callable[[RunReport], None] | None = None, on_data_loss: str | None = None) -> RunReport:
         """Run the query from its checkpoint: `available_now` processes everything new then stops;
         `continuous` runs with a processing-time trigger until `stop_after_s` (or until stopped),
-        calling `on_progress(report)` after each batch."""
+        calling `on_progress(report)` after each batch. `on_data_loss` (default: the settings')
+        says what to do when the checkpoint points outside a topic's log: fail, or go on from the
+        log's earliest or latest offset."""
         from streamjoin.spark.query import SinkTarget, streaming_run
 
         mode = mode or query.mode
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        policy = on_data_loss or self.settings.on_data_loss
+        if policy not in offsets.ON_DATA_LOSS:
+            raise ValueError(f"on_data_loss must be one of {offsets.ON_DATA_LOSS}, got {policy!r}")
+        self._connect()
         self.ensure_topics(query)
+        if policy == "fail":
+            self._read_positions(query)  # raises DataLossError before any Spark query starts
         delta_path = self.delta_path(query)
         report = RunReport(query=query.name, output_topic=query.output_topic, delta_path=delta_path)
         dead_letters = dead_letter_writer(query.name, self.dead_letter_topic(query), delta_path + "-dead-letters",
@@ -93,8 +111,8 @@ class Engine:
             is_main = sub is query.compiled[-1]
             target = SinkTarget(table=DeltaOutput(sub, delta_path) if is_main else None,
                                 dead_letter_writer=dead_letters)
-            run = streaming_run(sub, self.bootstrap, self.client_config, self.checkpoint_root(query) / sub.name,
-                                target=target)
+            run = streaming_run(sub, self.kafka_options(policy), self.client_config,
+                                self.checkpoint_root(query) / sub.name, target=target)
             if is_main and mode == "continuous":
                 run.run_continuous(self.spark, report, stop_after_s=stop_after_s, on_progress=on_progress)
             else:
@@ -107,14 +125,26 @@ class Engine:
         return report
 
     def consumer_lag(self, query: Query) -> int:
-        """Records on the query's input topics not yet in its checkpoint (all sub-topologies)."""
-        lag = 0
+        """Records on the query's input topics not yet in its checkpoint (all sub-topologies).
+        Never clamped: a checkpoint that points outside a log raises DataLossError."""
+        self._connect()
+        return sum(end - position for sub_positions in self._read_positions(query)
+                   for position, end in sub_positions.values())
+
+    def _read_positions(self, query: Query) -> list[dict[TopicPartition, tuple[int, int]]]:
+        """Per sub-topology, {partition: (next offset to read, log end)} of its inputs; raises
+        DataLossError for a checkpointed offset outside the log (a partition not in the
+        checkpoint yet starts at the log's beginning)."""
+        result = []
         for sub in query.compiled:
-            committed = _checkpoint_offsets(self.checkpoint_root(query) / sub.name)
-            for topic in sub.input_topics:
-                for partition, end in admin.end_offsets(self.bootstrap, topic, settings=self.settings).items():
-                    lag += max(0, end - committed.get(topic, {}).get(str(partition), 0))
-        return lag
+            begins, ends = admin.log_ranges(self.bootstrap, list(sub.input_topics), settings=self.settings)
+            committed = {TopicPartition(topic, int(p)): offset
+                         for topic, by_partition in _checkpoint_offsets(self.checkpoint_root(query) / sub.name).items()
+                         for p, offset in by_partition.items()}
+            positions = offsets.recover({**begins, **{tp: o for tp, o in committed.items() if tp in ends}},
+                                        begins, ends, "fail")
+            result.append({tp: (positions[tp], ends[tp]) for tp in ends})
+        return result
 
     def reset(self, query: Query) -> None:
         """Delete the query's checkpoint and output table so the next run starts from the beginning."""
@@ -130,8 +160,9 @@ class Engine:
 
         if len(query.compiled) > 1:
             raise NotImplementedError(f"{query.name}: backfill of a query with a repartition topic")
+        self._connect()
         sub = query.compiled[-1]
-        records = run_batch(self.spark, task_processor(sub), sub.input_topics, self.bootstrap,
+        records = run_batch(self.spark, task_processor(sub), sub.input_topics, self.kafka_options(),
                             ending_timestamp=end_ms, routing=task_routing(sub, self.client_config))
         ts = records.column("ts")
         records = records.filter(pc.and_(pc.greater_equal(ts, start_ms), pc.less(ts, end_ms)))
@@ -144,6 +175,7 @@ class Engine:
     def copartitioning_problems(self, query: Query) -> list[str]:
         """Joins whose inputs (as they reach the join: after any repartition topic) do not have
         the same partition count on the broker (declared count for topics not created yet)."""
+        self._connect()
         problems = []
         for sub in query.compiled:
             # A foreign-key join needs no co-partitioning: every task reads its referenced table whole.

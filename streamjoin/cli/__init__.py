@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
+import sys
+import traceback
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,4 +27,19 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as error:  # noqa: BLE001 - no Python traceback ever reaches a user
+        print(f"streamjoin {args.command}: {error_message(error)}", file=sys.stderr)
+        if os.environ.get("STREAMJOIN_DEBUG"):
+            traceback.print_exc()
+        else:
+            print("(set STREAMJOIN_DEBUG=1 to see where it happened)", file=sys.stderr)
+        return 1
+
+
+def error_message(error: BaseException) -> str:
+    """Our errors say what happened in their message (a positioned SQL error keeps its snippet);
+    anything else is named with its kind."""
+    if type(error).__module__.startswith("streamjoin.") or isinstance(error, OSError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
 

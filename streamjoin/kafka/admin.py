@@ -76,6 +76,18 @@ def end_offsets(bootstrap: str, topic: str, settings: Settings | None = None) ->
         consumer.close()
 
 
+def log_ranges(bootstrap: str, topics: list[str], settings: Settings | None = None) -> tuple[dict, dict]:
+    """({TopicPartition: first offset}, {TopicPartition: log end offset}) of every partition of
+    `topics` that exist; the end is exact on Tansu too."""
+    consumer = offsets.offset_consumer(_config(bootstrap, settings))
+    try:
+        existing = [t for t in topics if consumer.partitions_for_topic(t)]
+        tps = offsets.topic_partitions(consumer, existing)
+        return offsets.beginning_offsets(consumer, tps), offsets.log_end_offsets(consumer, tps)
+    finally:
+        consumer.close()
+
+
 def produce(bootstrap: str, topic: str, records: Iterable[OutRecord],
             settings: Settings | None = None) -> int:
     """Produce `records` (default partitioning: murmur2 of the key; keyless round-robin), flush,

@@ -1,11 +1,27 @@
 """The one place that turns engine settings into Kafka client configuration, so every
-kafka-python client and every Spark Kafka option set agrees."""
+kafka-python client and every Spark Kafka option set agrees; and the check that the brokers
+answer at all, so an outage reads as one line naming them."""
 
 from __future__ import annotations
 
 from typing import Mapping
 
+from kafka import KafkaConsumer
+from kafka.errors import KafkaError
+
 from streamjoin.settings import SECURITY, Settings
+
+_TIMEOUT_OPTION = "kafka.bootstrap.timeout.ms"
+
+
+class KafkaUnreachable(ConnectionError):
+    """No broker of the configured bootstrap servers answered in time."""
+
+    def __init__(self, servers: str, timeout_s: float, cause: Exception | None = None) -> None:
+        detail = f" ({cause})" if cause else ""
+        super().__init__(f"cannot reach the Kafka brokers at {servers}: no answer within {timeout_s:g} s{detail}. "
+                         "Check STREAMJOIN_KAFKA_BOOTSTRAP and that the brokers are up "
+                         "(STREAMJOIN_KAFKA_TIMEOUT_S sets the wait).")
 
 
 def kafka_client_config(settings: Settings | None = None, bootstrap: str | None = None) -> dict:
@@ -17,11 +33,19 @@ def kafka_client_config(settings: Settings | None = None, bootstrap: str | None 
     if not servers:
         raise ValueError("no Kafka bootstrap servers: set STREAMJOIN_KAFKA_BOOTSTRAP or start the "
                          "embedded broker (streamjoin.kafka.embedded.ensure_bootstrap)")
-    config = {"bootstrap_servers": servers.split(",")}
+    config = {"bootstrap_servers": servers.split(","), "bootstrap_timeout_ms": int(settings.kafka_timeout_s * 1000)}
     for field, _, kwarg in SECURITY:
         if getattr(settings, field):
             config[kwarg] = getattr(settings, field)
     return config
+
+
+def spark_options(settings: Settings, bootstrap: str) -> dict[str, str]:
+    """The same settings as Spark-style `kafka.*` options for the streamjoin_kafka source and sink."""
+    options = {"kafka.bootstrap.servers": bootstrap, _TIMEOUT_OPTION: str(int(settings.kafka_timeout_s * 1000))}
+    options.update({"kafka." + field.replace("_", "."): getattr(settings, field)
+                    for field, _, _ in SECURITY if getattr(settings, field)})
+    return options
 
 
 def client_config_from_options(options: Mapping[str, str]) -> dict:
@@ -31,6 +55,22 @@ def client_config_from_options(options: Mapping[str, str]) -> dict:
     bootstrap = options.get("kafka.bootstrap.servers")
     if not bootstrap:
         raise ValueError("option 'kafka.bootstrap.servers' is required")
-    settings = Settings(**{field: options.get("kafka." + field.replace("_", "."))
-                           for field, _, _ in SECURITY})
+    timeout_ms = options.get(_TIMEOUT_OPTION)
+    settings = Settings(**{field: options.get("kafka." + field.replace("_", ".")) for field, _, _ in SECURITY},
+                        **({"kafka_timeout_s": int(timeout_ms) / 1000} if timeout_ms else {}))
     return kafka_client_config(settings, bootstrap)
+
+
+def check_reachable(settings: Settings, bootstrap: str) -> None:
+    """Raise KafkaUnreachable unless a broker answers a metadata request within the timeout."""
+    try:
+        consumer = KafkaConsumer(**kafka_client_config(settings, bootstrap), group_id=None,
+                                 enable_auto_commit=False)
+    except KafkaError as error:
+        raise KafkaUnreachable(bootstrap, settings.kafka_timeout_s, error) from None
+    try:
+        consumer.topics()
+    except KafkaError as error:
+        raise KafkaUnreachable(bootstrap, settings.kafka_timeout_s, error) from None
+    finally:
+        consumer.close()

@@ -9,6 +9,7 @@ process) can find and stop it. Nothing else in streamjoin depends on it being Ta
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -19,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from streamjoin.settings import Settings
+
+log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 5.0
@@ -145,7 +148,18 @@ def start(settings: Settings | None = None, detached: bool = True) -> BrokerStat
                                f"(exit code {process.poll()}); see {log_path}")
         time.sleep(0.05)
     _state_file(settings).write_text(json.dumps(asdict(state)))
+    _warn_about_old_checkpoints(settings, state)
     return state
+
+
+def _warn_about_old_checkpoints(settings: Settings, state: BrokerState) -> None:
+    """A new embedded broker starts empty (memory storage): checkpoints of earlier runs point
+    past the end of its topics, and a query resuming from one would read nothing."""
+    checkpoints = settings.home / "checkpoints"
+    if checkpoints.is_dir() and any(checkpoints.iterdir()):
+        log.warning("started a new, empty embedded broker at %s while checkpoints of earlier runs exist in %s: "
+                    "those queries will stop with a data-loss error; reset them, or run them with "
+                    "on_data_loss=earliest to read the new topics from the start", state.bootstrap, checkpoints)
 
 
 def stop(settings: Settings | None = None) -> bool:

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 
 from streamjoin.runner.cases import Case
 from streamjoin.settings import Settings
-from streamjoin.kafka.client import kafka_client_config
+from streamjoin.kafka.client import kafka_client_config, spark_options
 from streamjoin.kafka import admin
 from streamjoin.runner.arrival import Arrival, arrival_segments
 from streamjoin.runner.compare import compare
@@ -86,7 +86,8 @@ class CaseRunner:
                 admin.produce(self.bootstrap, topic, [p.record for p in group], settings=self.settings)
             last = n == len(segments) - 1
             for query in planned.queries:
-                run_available(self.spark, query, self.bootstrap, kafka_client_config(self.settings, self.bootstrap),
+                run_available(self.spark, query, spark_options(self.settings, self.bootstrap),
+                              kafka_client_config(self.settings, self.bootstrap),
                               work / "checkpoints" / query.name,
                               end_of_input=last and bool(case.settings.get("flush_at_end")))
         return self._verdict(case, planned)

@@ -29,11 +29,11 @@ def _task(function: TaskProcessor):
     return run
 
 
-def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], bootstrap: str,
+def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
               ending_timestamp: int | None = None, routing: TaskRouting = TaskRouting()) -> pa.Table:
     """Every sink record the query emits over its input up to `ending_timestamp` (all of it when
     None), as an Arrow table (topic, key, value, ts, …)."""
-    reader = (spark.read.format(KAFKA_SOURCE).option("kafka.bootstrap.servers", bootstrap)
+    reader = (spark.read.format(KAFKA_SOURCE).options(**kafka_options)
               .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest"))
     if ending_timestamp is not None:
         reader = reader.option("endingTimestamp", str(ending_timestamp))

@@ -13,6 +13,7 @@ readers drop the copies (`dedupe_replayed`). Delta commits are exactly-once (app
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,31 @@ from streamjoin.runtime.report import RunReport
 from streamjoin.spark.adapter import DEAD_LETTER, METRICS, OUTPUT_SCHEMA, SINK, TaskProcessor
 
 KAFKA_SOURCE = "streamjoin_kafka"
+
+
+class QueryFailed(RuntimeError):
+    """A streaming query stopped with an error; the message is its root cause in one line (the
+    error streamjoin raised inside Spark, e.g. a data-loss or broker error), not Spark's trace."""
+
+    def __init__(self, name: str, spark_message: str) -> None:
+        self.name, self.spark_message = name, spark_message
+        super().__init__(f"query {name} failed: {root_cause(spark_message)}")
+
+
+# Errors raised inside Spark whose message is the whole story for a user.
+_OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaTimeoutError|NoBrokersAvailable)\b:?\s*(.*)")
+
+
+def root_cause(spark_message: str) -> str:
+    """The line of a Spark error that says what went wrong: one of ours where the Python
+    traceback inside it has one, else the last `SomethingError: ...` line, else the first line."""
+    lines = [line.strip() for line in spark_message.splitlines() if line.strip()]
+    for line in reversed(lines):
+        match = _OUR_ERRORS.search(line)
+        if match:
+            return f"{match.group(1)}: {match.group(2)}".rstrip(": ")
+    errors = [line for line in lines if re.match(r"^[\w.]*(Error|Exception): ", line)]
+    return (errors[-1] if errors else lines[0] if lines else "unknown error")[:500]
 
 
 class TableOutput(Protocol):
@@ -73,7 +99,7 @@ class StreamingRun:
     name: str
     input_topics: tuple[str, ...]
     task_processor: TaskProcessor
-    bootstrap: str
+    kafka_options: dict[str, str]  # kafka.bootstrap.servers, security, streamjoin.onDataLoss
     checkpoint: Path
     client_config: dict
     target: SinkTarget = field(default_factory=SinkTarget)
@@ -83,8 +109,7 @@ class StreamingRun:
     stream_times: dict[int, int] = field(default_factory=dict)  # task -> stream time, this run
 
     def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
-        reader = (spark.readStream.format(KAFKA_SOURCE)
-                  .option("kafka.bootstrap.servers", self.bootstrap)
+        reader = (spark.readStream.format(KAFKA_SOURCE).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
                   .option("startingOffsets", "earliest")
                   .option("streamjoin.endOfInput", str(self.end_of_input).lower()))
@@ -103,7 +128,10 @@ class StreamingRun:
     def run(self, spark: SparkSession, report: RunReport) -> RunReport:
         started = time.monotonic()
         query = self.start(spark, report)
-        query.awaitTermination()
+        try:
+            query.awaitTermination()
+        except Exception as error:  # Spark's wrapper around the cause: say the cause in one line
+            raise QueryFailed(self.name, str(error)) from None
         elapsed = time.monotonic() - started
         report.rows_per_second = report.input_rows / elapsed if elapsed > 0 else 0.0
         return report
@@ -123,7 +151,7 @@ class StreamingRun:
         finally:
             query.stop()
         if query.exception() is not None:
-            raise RuntimeError(f"query {self.name} failed: {query.exception()}")
+            raise QueryFailed(self.name, str(query.exception()))
         return report
 
     def _write_batch(self, df: DataFrame, batch_id: int, report: RunReport) -> None:
@@ -179,18 +207,18 @@ def task_processor(query: CompiledQuery) -> TaskProcessor:
     return TaskProcessor(query.factory, frozenset(query.input_topics))
 
 
-def streaming_run(query: CompiledQuery, bootstrap: str, client_config: dict, checkpoint: Path,
+def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_config: dict, checkpoint: Path,
                   end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
     # Named after its sink topic: unique among the queries running at once.
-    return StreamingRun(query.sink.topic, query.input_topics, task_processor(query), bootstrap, checkpoint,
+    return StreamingRun(query.sink.topic, query.input_topics, task_processor(query), kafka_options, checkpoint,
                         client_config, target=target, end_of_input=end_of_input,
                         routing=task_routing(query, client_config))
 
 
-def run_available(spark: SparkSession, query: CompiledQuery, bootstrap: str, client_config: dict,
+def run_available(spark: SparkSession, query: CompiledQuery, kafka_options: dict[str, str], client_config: dict,
                   checkpoint: Path, end_of_input: bool = False) -> RunReport:
     """Process everything new on the query's inputs (availableNow) from its checkpoint."""
-    run = streaming_run(query, bootstrap, client_config, checkpoint, end_of_input)
+    run = streaming_run(query, kafka_options, client_config, checkpoint, end_of_input)
     return run.run(spark, RunReport(query=query.name, output_topic=query.sink.topic))
 
 

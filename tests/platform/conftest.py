@@ -3,7 +3,8 @@
 import dagster as dg
 import pytest
 
-from tests.platform.fixtures import FakeEngine, fake_resources, hand_project, produce_shifted_samples
+from tests.platform.fixtures import (FakeEngine, fake_resources, hand_project,
+                                      produce_shifted_samples)
 from streamjoin.app.project import SqlProject
 
 

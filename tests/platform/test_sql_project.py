@@ -13,7 +13,7 @@ import definitions
 from assets.keys import latest_metadata
 from assets.tables import table_version
 from definitions import build_definitions
-from resources import EngineResource, default_resources, spark_resource
+from resources import EngineResource, spark_resource
 from resources.platform import PlatformConfig
 from streamjoin.app.project import load_project
 from streamjoin.dialect.errors import StreamJoinError
