@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import SparkSession, functions as F
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
-from streamjoin.spark.adapter import OUTPUT_SCHEMA, SINK, TaskProcessor, ordered_rows, output_rows, process_rows
-from streamjoin.spark.query import KAFKA_SOURCE, TaskRouting
+from streamjoin.spark.adapter import (
+    OUTPUT_SCHEMA,
+    SINK,
+    TaskProcessor,
+    ordered_rows,
+    output_rows,
+    process_rows,
+)
+from streamjoin.spark.query import TaskRouting
+from streamjoin.spark.session import kafka_source_for_query
 
 _COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
 
@@ -33,7 +42,7 @@ def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, .
               ending_timestamp: int | None = None, routing: TaskRouting = TaskRouting()) -> pa.Table:
     """Every sink record the query emits over its input up to `ending_timestamp` (all of it when
     None), as an Arrow table (topic, key, value, ts, …)."""
-    reader = (spark.read.format(KAFKA_SOURCE).options(**kafka_options)
+    reader = (spark.read.format(kafka_source_for_query(spark)).options(**kafka_options)
               .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest"))
     if ending_timestamp is not None:
         reader = reader.option("endingTimestamp", str(ending_timestamp))

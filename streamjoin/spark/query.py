@@ -20,15 +20,22 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, functions as F
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from streamjoin.kafka import offsets
 from streamjoin.kafka.producer import produce_arrow
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.runtime.report import RunReport
-from streamjoin.spark.adapter import DEAD_LETTER, METRICS, OUTPUT_SCHEMA, SINK, TaskProcessor
+from streamjoin.spark.adapter import (
+    DEAD_LETTER,
+    METRICS,
+    OUTPUT_SCHEMA,
+    SINK,
+    TaskProcessor,
+)
+from streamjoin.spark.session import kafka_source_for_query
 
-KAFKA_SOURCE = "streamjoin_kafka"
 
 
 class QueryFailed(RuntimeError):
@@ -109,7 +116,7 @@ class StreamingRun:
     stream_times: dict[int, int] = field(default_factory=dict)  # task -> stream time, this run
 
     def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
-        reader = (spark.readStream.format(KAFKA_SOURCE).options(**self.kafka_options)
+        reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
                   .option("startingOffsets", "earliest")
                   .option("streamjoin.endOfInput", str(self.end_of_input).lower()))

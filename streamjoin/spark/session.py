@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 
@@ -38,6 +39,24 @@ def prepare_session(spark: SparkSession) -> SparkSession:
     the streamjoin data sources registered."""
     spark.dataSource.register(KafkaDataSource)
     return spark
+
+
+def kafka_source_for_query(spark: SparkSession) -> str:
+    """The format name of a registration of the Kafka source for one streaming query or batch
+    read alone.
+
+    Why: every Python function Spark makes from a registered Python data source shares that
+    registration's one `envVars` HashMap, and each streaming query's start writes into it on the
+    driver (PythonStreamingSourceRunner.init) while other queries' tasks serialize it. Queries
+    started at once from several threads corrupted the map for good, and every task after that
+    failed to deserialize (java.io.OptionalDataException). A registration per query shares
+    nothing; it is a few bytes in the session's registry."""
+    name = f"{KafkaDataSource.name()}_{next(_registrations)}"
+    spark.dataSource.register(type(name, (KafkaDataSource,), {"name": classmethod(lambda cls: name)}))
+    return name
+
+
+_registrations = itertools.count(1)
 
 
 def get_spark(settings: Settings | None = None, app_name: str = "streamjoin") -> SparkSession:
