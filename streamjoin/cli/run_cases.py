@@ -13,6 +13,9 @@ def register(subparsers) -> None:
                         help="run only cases whose id starts with this (repeatable)")
     parser.add_argument("--parallel", type=int, default=3,
                         help="cases run at once on the one SparkSession (default 3)")
+    parser.add_argument("--local", action="store_true",
+                        help="run in this process through the compiled runtime: no broker, no Spark "
+                             "(fast feedback; the real path is the verdict that counts)")
     parser.set_defaults(func=run)
 
 
@@ -20,12 +23,16 @@ def run(args) -> int:
     from streamjoin.kafka.embedded import ensure_bootstrap
     from streamjoin.runner.cases import load_cases
     from streamjoin.settings import Settings
+    from streamjoin.runner.local import LocalCaseRunner
     from streamjoin.runner.run import CaseRunner
     from streamjoin.spark.session import get_spark
 
     cases = [c for c in load_cases(args.paths) if not args.only or c.id.startswith(tuple(args.only))]
-    settings = Settings.from_env()
-    runner = CaseRunner(get_spark(settings, "streamjoin-cases"), ensure_bootstrap(settings), settings)
+    if args.local:
+        runner = LocalCaseRunner()
+    else:
+        settings = Settings.from_env()
+        runner = CaseRunner(get_spark(settings, "streamjoin-cases"), ensure_bootstrap(settings), settings)
     passed = failed = 0
     try:
         for result in runner.run_all(cases, args.parallel):

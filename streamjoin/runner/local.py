@@ -10,15 +10,31 @@ from streamjoin.runner.cases import Case
 from streamjoin.kafka.records import ConsumedRecord
 from streamjoin.runner.compare import OutputRecord
 from streamjoin.runner.planned import PlannedCase
+from streamjoin.runner.run import Runner
 from streamjoin.kafka.records import place
 from streamjoin.runner.wire import decode_output
 from streamjoin.runtime.contract import Emitted, InputRow
 
 
 def run_locally(case: Case, planned: PlannedCase) -> dict[str, list[OutputRecord]]:
-    """Outputs per sink topic. Inputs are processed in arrival order, one task per partition
-    (a broadcast topic's records reach every task, as on Spark: `CompiledQuery.broadcast_topics`);
-    sub-topologies run one after the other, each over everything its upstream wrote."""
+    """Decoded outputs per sink topic (see `local_records`)."""
+    topics = local_records(case, planned)
+    return {topic: decode_output(topics[topic], planned.sink_serde(topic)) for topic in planned.sink_topics}
+
+
+class LocalCaseRunner(Runner):
+    """`run-cases --local`: every case through the compiled runtime in this process, no broker
+    and no Spark (seconds for a suite); the verdict that counts comes from the real path."""
+
+    def outputs(self, case: Case, planned: PlannedCase, prefix: str) -> dict[str, list[ConsumedRecord]]:
+        return local_records(case, planned)
+
+
+def local_records(case: Case, planned: PlannedCase) -> dict[str, list[ConsumedRecord]]:
+    """The records of every topic after the case's inputs went through its queries. Inputs are
+    processed in arrival order, one task per partition (a broadcast topic's records reach every
+    task, as on Spark: `CompiledQuery.broadcast_topics`); sub-topologies run one after the other,
+    each over everything its upstream wrote."""
     topics: dict[str, list[ConsumedRecord]] = defaultdict(list)
     for i, record in enumerate(case.inputs):
         p = place(*planned.input_target(record), sequence=i)
@@ -36,7 +52,7 @@ def run_locally(case: Case, planned: PlannedCase) -> dict[str, list[OutputRecord
         if flush:
             for runtime in runtimes.values():
                 _emit(topics, runtime.end_of_input(), planned.topic_partitions)
-    return {topic: decode_output(topics[topic], planned.sink_serde(topic)) for topic in planned.sink_topics}
+    return topics
 
 
 def _emit(topics, outputs, partitions: dict[str, int]) -> None:

@@ -24,7 +24,7 @@ from streamjoin.kafka.client import kafka_client_config, spark_options
 from streamjoin.kafka import admin
 from streamjoin.runner.arrival import Arrival, arrival_segments
 from streamjoin.runner.compare import compare
-from streamjoin.kafka.records import place
+from streamjoin.kafka.records import ConsumedRecord, place
 from streamjoin.runner.wire import decode_output, misplaced
 from streamjoin.runner.planned import PlannedCase, plan_case
 from streamjoin.spark.query import run_available
@@ -40,9 +40,75 @@ class CaseResult:
         return f"{self.status} {self.case_id}" + (f": {self.reason}" if self.reason else "")
 
 
+class Runner:
+    """Runs one case: plan it (a rejection is the verdict of a case that expects one), get the
+    records its queries write (`outputs`, the subclass's way), compare them with `expected`."""
+
+    def run(self, case: Case) -> CaseResult:
+        prefix = self.topic_prefix()
+        try:
+            planned = plan_case(case, topic_prefix=prefix)
+        except Exception as error:  # noqa: BLE001 - any rejection is the case's verdict
+            return rejected_verdict(case, error)
+        if case.expect_error is not None:
+            return CaseResult(case.id, "FAIL", "the statement was accepted; expected an error containing "
+                              + ", ".join(repr(s) for s in case.expect_error.contains))
+        try:
+            return verdict(case, planned, self.outputs(case, planned, prefix))
+        except Exception as error:  # noqa: BLE001 - reported per case, the run goes on
+            return CaseResult(case.id, "ERROR", f"{type(error).__name__}: {error}".splitlines()[0][:500])
+
+    def topic_prefix(self) -> str:
+        return ""
+
+    def run_all(self, cases: list[Case], parallel: int = 1) -> Iterator[CaseResult]:
+        """Results in case order. Cases are independent (own topics and checkpoints), so several
+        can run at once on the one SparkSession: a case spends most of its time waiting on
+        query start-up and broker round trips, not on the two cores."""
+        if parallel <= 1:
+            yield from map(self.run, cases)
+            return
+        with ThreadPoolExecutor(max_workers=parallel) as pool:
+            yield from pool.map(self.run, cases)
+
+    def close(self) -> None:
+        """Release what the runner holds (nothing by default)."""
+
+    def outputs(self, case: Case, planned: PlannedCase, prefix: str) -> dict[str, list[ConsumedRecord]]:
+        """The records on every sink topic after the case's inputs went through its queries."""
+        raise NotImplementedError
+
+
+def rejected_verdict(case: Case, error: Exception) -> CaseResult:
+    if case.expect_error is None:
+        return CaseResult(case.id, "ERROR", f"rejected: {str(error).splitlines()[0][:500]}")
+    message = str(error).lower()
+    missing = [s for s in case.expect_error.contains if s.lower() not in message]
+    if missing:
+        return CaseResult(case.id, "FAIL", f"error lacks {missing}: {str(error).splitlines()[0][:300]}")
+    return CaseResult(case.id, "PASS")
+
+
+def verdict(case: Case, planned: PlannedCase, consumed: dict[str, list[ConsumedRecord]]) -> CaseResult:
+    reasons = []
+    for topic, expected in planned.expected_by_topic(case.expected).items():
+        actual = decode_output(consumed.get(topic, []), planned.sink_serde(topic))
+        reason = compare(expected, actual, case.compare == "ordered")
+        if reason:
+            reasons.append(reason if len(planned.sink_topics) == 1 else f"{topic}: {reason}")
+        if case.expected_partitioning == "murmur2":
+            reasons.extend(misplaced(consumed.get(topic, []), planned.topic_partitions[topic]))
+    if case.expected_schema is not None:
+        want = [k.lower() for k in case.expected_schema.get("key", [])]
+        got = [k.lower() for k in planned.output_key_names]
+        if want != got:
+            reasons.append(f"result key columns {got}, expected {want}")
+    return CaseResult(case.id, "FAIL", "; ".join(reasons)) if reasons else CaseResult(case.id, "PASS")
+
+
 @dataclass
-class CaseRunner:
-    """Runs cases one after the other on one broker and one SparkSession."""
+class CaseRunner(Runner):
+    """Runs cases on one broker and one SparkSession, the real path."""
 
     spark: object
     bootstrap: str
@@ -52,30 +118,11 @@ class CaseRunner:
     # Topics outlive a run on a long-lived broker: every run gets its own topic namespace.
     _run_token: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
-    def run(self, case: Case) -> CaseResult:
-        prefix = f"sj-{self._run_token}-{next(self._ids):04d}."
-        try:
-            planned = plan_case(case, topic_prefix=prefix)
-        except Exception as error:  # noqa: BLE001 - any rejection is the case's verdict
-            return self._rejected(case, error)
-        if case.expect_error is not None:
-            return CaseResult(case.id, "FAIL", "the statement was accepted; expected an error containing "
-                              + ", ".join(repr(s) for s in case.expect_error.contains))
-        try:
-            return self._execute(case, planned, self.work_dir / prefix.rstrip("."))
-        except Exception as error:  # noqa: BLE001 - reported per case, the run goes on
-            return CaseResult(case.id, "ERROR", f"{type(error).__name__}: {error}".splitlines()[0][:500])
+    def topic_prefix(self) -> str:
+        return f"sj-{self._run_token}-{next(self._ids):04d}."
 
-    def _rejected(self, case: Case, error: Exception) -> CaseResult:
-        if case.expect_error is None:
-            return CaseResult(case.id, "ERROR", f"rejected: {str(error).splitlines()[0][:500]}")
-        message = str(error).lower()
-        missing = [s for s in case.expect_error.contains if s.lower() not in message]
-        if missing:
-            return CaseResult(case.id, "FAIL", f"error lacks {missing}: {str(error).splitlines()[0][:300]}")
-        return CaseResult(case.id, "PASS")
-
-    def _execute(self, case: Case, planned: PlannedCase, work: Path) -> CaseResult:
+    def outputs(self, case: Case, planned: PlannedCase, prefix: str) -> dict[str, list[ConsumedRecord]]:
+        work = self.work_dir / prefix.rstrip(".")
         admin.create_topics(self.bootstrap, planned.topic_partitions, settings=self.settings)
         placed = [place(*planned.input_target(record), sequence=i) for i, record in enumerate(case.inputs)]
         arrivals = [Arrival(i, p.partition, (p.topic, p.partition), p.record.timestamp_ms)
@@ -90,34 +137,8 @@ class CaseRunner:
                               kafka_client_config(self.settings, self.bootstrap),
                               work / "checkpoints" / query.name,
                               end_of_input=last and bool(case.settings.get("flush_at_end")))
-        return self._verdict(case, planned)
-
-    def _verdict(self, case: Case, planned: PlannedCase) -> CaseResult:
-        reasons = []
-        for topic, expected in planned.expected_by_topic(case.expected).items():
-            consumed = admin.read_all(self.bootstrap, topic, settings=self.settings)
-            actual = decode_output(consumed, planned.sink_serde(topic))
-            reason = compare(expected, actual, case.compare == "ordered")
-            if reason:
-                reasons.append(reason if len(planned.sink_topics) == 1 else f"{topic}: {reason}")
-            if case.expected_partitioning == "murmur2":
-                reasons.extend(misplaced(consumed, planned.topic_partitions[topic]))
-        if case.expected_schema is not None:
-            want = [k.lower() for k in case.expected_schema.get("key", [])]
-            got = [k.lower() for k in planned.output_key_names]
-            if want != got:
-                reasons.append(f"result key columns {got}, expected {want}")
-        return CaseResult(case.id, "FAIL", "; ".join(reasons)) if reasons else CaseResult(case.id, "PASS")
-
-    def run_all(self, cases: list[Case], parallel: int = 1) -> Iterator[CaseResult]:
-        """Results in case order. Cases are independent (own topics and checkpoints), so several
-        can run at once on the one SparkSession: a case spends most of its time waiting on
-        query start-up and broker round trips, not on the two cores."""
-        if parallel <= 1:
-            yield from map(self.run, cases)
-            return
-        with ThreadPoolExecutor(max_workers=parallel) as pool:
-            yield from pool.map(self.run, cases)
+        return {topic: admin.read_all(self.bootstrap, topic, settings=self.settings)
+                for topic in planned.expected_by_topic(case.expected)}
 
     def close(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)
