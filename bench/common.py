@@ -1,6 +1,7 @@
 """Shared plumbing for the join benchmarks: a private broker + Spark session, a ksqlDB query
-planned and compiled by streamjoin, inputs encoded with each source's serde, timed runs, and the
-size of the tasks' state.
+planned and compiled by streamjoin, inputs encoded with each source's serde (and mirrored to
+JSON-lines files for the PyFlink peer), timed runs, the streaming == batch check, the peak memory
+of Spark's Python workers, and the size of the tasks' state.
 
 Every run uses fresh topic names (a per-run suffix), so reruns never see old records.
 """
@@ -8,17 +9,23 @@ Every run uses fresh topic names (a per-run suffix), so reruns never see old rec
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
 BASE_TS = 1_700_000_000_000
 DRIVER_MEMORY = "4g"
+BENCH_DIR = Path(__file__).resolve().parent
+# The PyFlink peer's own virtualenv (`make flink-venv`; see bench/README.md).
+FLINK_PYTHON = BENCH_DIR.parent / ".venv-flink" / "bin" / "python"
 
 
 @dataclass
@@ -87,21 +94,36 @@ def create_topics(bench: Bench, queries) -> None:
     admin.create_topics(bench.bootstrap, partitions)
 
 
-def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dict | None, int]]) -> int:
-    """Encode (key, value, ts) rows with `source`'s serde, partitioned as Kafka would, and send."""
+def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dict | None, int]],
+            mirror: Path | None = None) -> int:
+    """Encode (key, value, ts) rows with `source`'s serde, partitioned as Kafka would, and send.
+    With `mirror`, the same rows also go to `mirror`/partition-<p>.jsonl as {"key", "value",
+    "ts"} lines, one file per Kafka partition in produce order (the PyFlink peer's input)."""
     from streamjoin.runtime.compiler import source_serde
     from streamjoin.kafka.producer import bulk_producer, send_all
     from streamjoin.kafka.records import place
 
     definition = catalog.get(source)
     serde = source_serde(definition)
-    placed = (place(definition.topic, definition.partitions, serde, key, value, ts, n)
+    placed = ((place(definition.topic, definition.partitions, serde, key, value, ts, n), (key, value, ts))
               for n, (key, value, ts) in enumerate(rows))
     producer = bulk_producer(bench.client_config)
     try:
-        return send_all(producer, ((p.topic, p.record) for p in placed))
+        with contextlib.ExitStack() as files:
+            if mirror is not None:
+                mirror.mkdir(parents=True, exist_ok=True)
+                partition_files = [files.enter_context((mirror / f"partition-{p}.jsonl").open("w"))
+                                   for p in range(definition.partitions)]
+                placed = _mirrored(placed, partition_files)
+            return send_all(producer, ((p.topic, p.record) for p, _ in placed))
     finally:
         producer.close()
+
+
+def _mirrored(placed, files):
+    for p, (key, value, ts) in placed:
+        files[p.partition].write(json.dumps({"key": key, "value": value, "ts": ts}) + "\n")
+        yield p, None
 
 
 def topic_count(bench: Bench, topic: str) -> int:
@@ -115,6 +137,7 @@ class Timed:
     input_records: int
     output_records: int
     seconds: float
+    profile: dict | None = None  # stage -> seconds (streamjoin runs: RunReport.seconds, all sub-topologies)
 
     @property
     def rate(self) -> float:
@@ -127,13 +150,35 @@ def run_streamjoin(bench: Bench, queries) -> tuple[Timed, list[Path]]:
     from streamjoin.spark.query import run_available
 
     started = time.perf_counter()
-    checkpoints = []
+    checkpoints, profile = [], {}
     for query in queries:
         checkpoints.append(bench.work_dir / "checkpoints" / query.name)
         report = run_available(bench.spark, query, {"kafka.bootstrap.servers": bench.bootstrap}, bench.client_config,
                                checkpoints[-1])
+        for stage, seconds in report.seconds.items():
+            profile[stage] = profile.get(stage, 0.0) + seconds
     elapsed = time.perf_counter() - started
-    return Timed(report.input_rows, topic_count(bench, queries[-1].sink.topic), elapsed), checkpoints
+    return Timed(report.input_rows, topic_count(bench, queries[-1].sink.topic), elapsed, profile), checkpoints
+
+
+def print_profile(profile: dict) -> None:
+    """Where a streamjoin run's time went. Wall-clock stages (the driver's and Spark's) add up to
+    the run; task stages are summed over the tasks, which run side by side on the cores."""
+    wall = profile.get("wall", 0.0)
+    driver = {k: v for k, v in profile.items() if k.startswith("driver.")}
+    tasks = {k: v for k, v in profile.items() if k.startswith("task.")}
+    spark = {k: v for k, v in profile.items() if k.startswith("spark.") and k not in ("spark.triggerExecution",
+                                                                                       "spark.addBatch")}
+    start_up = wall - profile.get("spark.triggerExecution", 0.0)
+    print(f"  profile ({wall:,.1f} s wall): query start-up and idle {start_up:,.1f} s; Spark per batch "
+          + ", ".join(f"{k[6:]} {v:,.1f} s" for k, v in sorted(spark.items(), key=lambda kv: -kv[1]) if v >= 0.05))
+    collect = driver.get("driver.collect", 0.0)
+    print(f"    driver: " + ", ".join(f"{k[7:]} {v:,.1f} s" for k, v in sorted(driver.items(), key=lambda kv: -kv[1])))
+    busy = sum(tasks.values())
+    print(f"    tasks (inside collect, summed over tasks): {busy:,.1f} s = "
+          + ", ".join(f"{k[5:]} {v:,.1f}" for k, v in sorted(tasks.items(), key=lambda kv: -kv[1]) if v >= 0.05)
+          + f"; the rest of collect x tasks is the Kafka source, the shuffle and Spark's Python hops "
+            f"(~{max(collect * 2 - busy, 0):,.1f} task-s on 2 cores)")
 
 
 def warm_up(bench: Bench) -> None:
@@ -150,6 +195,180 @@ def warm_up(bench: Bench) -> None:
              .option("checkpointLocation", str(bench.work_dir / "warmup"))
              .trigger(availableNow=True).start())
     query.awaitTermination()
+
+
+# --- streaming == batch -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Agreement:
+    """A streaming run's output against the same compiled query run in batch mode (a backfill)
+    over the same inputs, as multisets of (key, value)."""
+
+    streaming: Counter  # (key, value) -> count: the streaming run's output, replayed copies dropped
+    batch: Counter
+    seconds: float  # the batch run and reading the streaming output back
+
+    @property
+    def same(self) -> bool:
+        return self.streaming == self.batch
+
+    def line(self) -> str:
+        counts = f"{sum(self.streaming.values()):,} streaming vs {sum(self.batch.values()):,} batch records"
+        if self.same:
+            return f"streaming == batch: same ({sum(self.batch.values()):,} records; checked in {self.seconds:,.1f} s)"
+        return (f"streaming == batch: DIFFERENT: {counts}; {sum((self.streaming - self.batch).values()):,} only in "
+                f"streaming, {sum((self.batch - self.streaming).values()):,} only in batch")
+
+
+def output_records(bench: Bench, topic: str) -> Counter:
+    """Every (key, value) a streaming run wrote to `topic`, the replayed copies (the at-least-once
+    sink's) dropped."""
+    from streamjoin.kafka import admin
+    from streamjoin.kafka.records import dedupe_replayed
+
+    return Counter((r.key, r.value) for r in dedupe_replayed(admin.read_all(bench.bootstrap, topic)))
+
+
+def streaming_vs_batch(bench: Bench, queries) -> Agreement:
+    """Run each sub-topology again in batch mode over the inputs its streaming run read and
+    compare with what that run wrote (the join's output, and any repartition topic's)."""
+    from streamjoin.spark.batch import run_batch
+    from streamjoin.spark.query import task_processor, task_routing
+
+    started = time.perf_counter()
+    streaming, batch = Counter(), Counter()
+    for sub in queries:
+        table = run_batch(bench.spark, task_processor(sub), sub.input_topics,
+                          {"kafka.bootstrap.servers": bench.bootstrap}, routing=task_routing(sub, bench.client_config))
+        batch.update(zip(table.column("key").to_pylist(), table.column("value").to_pylist()))
+        streaming.update(output_records(bench, sub.sink.topic))
+    return Agreement(streaming, batch, time.perf_counter() - started)
+
+
+# --- the PyFlink peer ----------------------------------------------------------------------------
+
+def run_pyflink(workload: str, input_dir: Path, output_dir: Path) -> Timed | str:
+    """bench/pyflink_peer.py under .venv-flink: its Timed, or why it did not run."""
+    if not FLINK_PYTHON.exists():
+        return f"not run: {FLINK_PYTHON.parent.parent} is missing (make flink-venv)"
+    # Spark's variables mean nothing to Flink; the rest of the environment (PATH: java) stays.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK"))}
+    done = subprocess.run([str(FLINK_PYTHON), str(BENCH_DIR / "pyflink_peer.py"), workload, str(input_dir),
+                           str(output_dir)], capture_output=True, text=True, env=env)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"failed (exit {done.returncode}): {tail[:300]}"
+    result = json.loads(lines[-1])
+    return Timed(result["records_in"], result["records_out"], result["seconds"])
+
+
+def pyflink_rows(output_dir: Path) -> Counter:
+    """The peer's output lines as (key, {field: value} without ts) items, for comparing rows."""
+    rows = Counter()
+    for path in output_dir.rglob("*"):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open() as f:
+                for line in f:
+                    row = json.loads(line)
+                    row.pop("ts", None)
+                    rows[(row.pop("key"), tuple(sorted(row.items())))] += 1
+    return rows
+
+
+# --- memory of Spark's Python workers ------------------------------------------------------------
+
+@dataclass
+class WorkerMemory:
+    """Peak memory of the Python processes Spark started for this driver (`pyspark.daemon` and
+    the workers it forks, the streaming source runner...): their /proc/<pid>/status sampled from a
+    thread every `interval` s while the block runs. Only this process's descendants count (other
+    Spark sessions on the machine are not ours). `peak_one` is the largest VmHWM (a process's own
+    high-water mark: exact, but a reused worker's also covers earlier runs of the session);
+    `peak_total` the largest sum of VmRSS over the processes alive at one sample."""
+
+    interval: float = 0.2
+    peak_one: int = 0  # bytes
+    peak_one_role: str = ""
+    peak_total: int = 0
+    roles: dict = field(default_factory=dict)  # role -> distinct pids seen
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __enter__(self) -> "WorkerMemory":
+        self._thread = threading.Thread(target=self._run, daemon=True, name="worker-memory")
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def sample(self) -> None:
+        total = 0
+        for pid, role in python_workers(os.getpid()).items():
+            status = _status_kb(pid)
+            if not status:
+                continue  # ended between the listing and the read
+            total += status.get("VmRSS", 0) * 1024
+            hwm = status.get("VmHWM", 0) * 1024
+            if hwm > self.peak_one:
+                self.peak_one, self.peak_one_role = hwm, role
+            self.roles.setdefault(role, set()).add(pid)
+        self.peak_total = max(self.peak_total, total)
+
+    def line(self) -> str:
+        roles = ", ".join(f"{role} x{len(pids)}" for role, pids in sorted(self.roles.items()))
+        return (f"Python workers: peak RSS {mb(self.peak_one)} in one process ({self.peak_one_role}; VmHWM), "
+                f"{mb(self.peak_total)} all together (VmRSS sampled every {self.interval:g} s; {roles or 'none seen'})")
+
+
+def python_workers(root: int) -> dict[int, str]:
+    """{pid: role} of the Python processes below `root` (the JVM's children and theirs) whose
+    command line runs a pyspark module; role = the module a daemon serves, else the module."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, stack = {}, list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        modules = [a for a in argv if a.startswith("pyspark")]
+        if argv and "java" not in os.path.basename(argv[0]) and modules:
+            found[pid] = modules[-1]
+    return found
+
+
+def _status_kb(pid: int) -> dict[str, int]:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)
+                    if k in ("VmRSS", "VmHWM")}
+    except (OSError, ValueError):
+        return {}
+
+
+def percentiles(values: list[float], points=(50, 95, 99)) -> dict[str, float]:
+    """Nearest-rank percentiles and the max of `values` (non-empty)."""
+    ordered = sorted(values)
+    result = {f"p{p}": ordered[min(len(ordered) - 1, max(0, -(-p * len(ordered) // 100) - 1))] for p in points}
+    result["max"] = ordered[-1]
+    return result
 
 
 @dataclass(frozen=True)

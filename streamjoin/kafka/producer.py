@@ -1,15 +1,15 @@
-"""Producing with Kafka's default partitioning, computed by us (not by the client) so that it is
-the same in every producer we write and deterministic for keyless records too."""
+"""The control path's producer (kafka-python: samples, dead letters, tests): Kafka's default
+partitioning computed by us, deterministic for keyless records too. A query's results take the
+data path (`rdkafka.produce_arrow`)."""
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable
 
-import pyarrow as pa
 from kafka import KafkaProducer
 
 from streamjoin.kafka.murmur2 import default_partition
-from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
+from streamjoin.kafka.records import OutRecord
 
 
 def bulk_producer(client_config: dict) -> KafkaProducer:
@@ -54,38 +54,3 @@ def send_all(producer: KafkaProducer, records: Iterable[tuple[str, OutRecord]],
         future.get()
     return len(futures)
 
-
-def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer_id: str, batch_id,
-                  task: int = 0, default_topic: str | None = None) -> int:
-    """Produce Arrow rows with the columns of Spark's Kafka sink (value; optional key, topic,
-    partition, headers, timestamp) and wait for every acknowledgement. Each record carries the
-    replay header "<writer_id>:<batch_id>:<task>.<seq>": a replayed batch carries the same ids."""
-    id_prefix = f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}."
-    producer = bulk_producer(client_config)
-    try:
-        # Keyless rows start round-robin at the task number so tasks do not all begin on 0.
-        return send_all(producer, _arrow_records(batches, id_prefix, default_topic), first_sequence=task)
-    finally:
-        producer.close()
-
-
-def _arrow_records(batches: Iterable[pa.RecordBatch], id_prefix: str,
-                   default_topic: str | None) -> Iterator[tuple[str, OutRecord]]:
-    sequence = 0
-    for batch in batches:
-        rows = batch.num_rows
-        column = {name: batch.column(name).to_pylist() for name in batch.schema.names}
-        if "timestamp" in column:  # Arrow timestamps (Spark: microseconds) -> epoch ms
-            timestamps = batch.column("timestamp")
-            as_ms = pa.timestamp("ms", tz=timestamps.type.tz)
-            column["timestamp"] = timestamps.cast(as_ms, safe=False).cast(pa.int64()).to_pylist()
-        absent = [None] * rows
-        topics, keys, partitions, headers, timestamps = (
-            column.get(name, absent) for name in ("topic", "key", "partition", "headers", "timestamp"))
-        for row in range(rows):
-            given = [(h["key"], h["value"]) for h in headers[row] or ()]
-            replay_id = (REPLAY_HEADER, f"{id_prefix}{sequence}".encode())
-            yield topics[row] or default_topic, OutRecord(
-                key=keys[row], value=column["value"][row], timestamp_ms=timestamps[row],
-                headers=(*given, replay_id), partition=partitions[row])
-            sequence += 1

@@ -15,16 +15,25 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from streamjoin import plan as P
-from streamjoin.plan.catalog import SourceDef
-from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
-from streamjoin.serde.formats import SerdeSpec
-from streamjoin.operators.base import Side
-from streamjoin.runtime.joins import build_processor
-from streamjoin.expr.aggregates import compile_aggregates
-from streamjoin.runtime.stages import (AggregateStage, Env, FilterStage, JoinStage, LateralStage, Pipeline,
-                                      ProjectStage, RekeyStage, Stage)
-from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
 from streamjoin.dialect.types import ANY, SqlType
+from streamjoin.expr.aggregates import compile_aggregates
+from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
+from streamjoin.operators.base import Side
+from streamjoin.plan.catalog import SourceDef
+from streamjoin.runtime.joins import build_processor
+from streamjoin.runtime.stages import (
+    AggregateStage,
+    Env,
+    FilterStage,
+    JoinStage,
+    LateralStage,
+    Pipeline,
+    ProjectStage,
+    RekeyStage,
+    Stage,
+)
+from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
+from streamjoin.serde.formats import SerdeSpec
 
 OUTPUT = "output"  # the relation the query's projection produces, read by the sink
 

@@ -48,6 +48,7 @@ class TaskRuntime(ABC):
 
     def __init__(self) -> None:
         self.metrics: Counter = Counter()
+        self.seconds: Counter = Counter()  # time spent per stage (decode, operators, encode), for profiles
         self.stream_time: int | None = None  # the largest event time the task has seen
         self.ended_topics: set[str] = set()
         self.ended = False

@@ -14,8 +14,17 @@ from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConf
 from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
 from streamjoin.operators.stream_table import StreamTableJoin, StreamTableJoinConfig
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
-from streamjoin.operators.temporal import EventTimeTemporalJoin, ProcessingTimeTemporalJoin, TemporalJoinConfig
-from streamjoin.operators.window_join import RangeWindow, RowsWindow, WindowJoin, WindowJoinConfig
+from streamjoin.operators.temporal import (
+    EventTimeTemporalJoin,
+    ProcessingTimeTemporalJoin,
+    TemporalJoinConfig,
+)
+from streamjoin.operators.window_join import (
+    RangeWindow,
+    RowsWindow,
+    WindowJoin,
+    WindowJoinConfig,
+)
 
 
 def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProcessor:

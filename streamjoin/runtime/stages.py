@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 from streamjoin.expr.core import Env
-from streamjoin.operators.base import END_OF_TIME, Change, InMemoryStore, JoinProcessor, Record, RowKind, Side
-
+from streamjoin.operators.base import (
+    END_OF_TIME,
+    Change,
+    InMemoryStore,
+    JoinProcessor,
+    Record,
+    RowKind,
+    Side,
+)
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any, Callable, Hashable
 
 from streamjoin.expr.core import ExpressionError
-from streamjoin.serde.formats import DecodeError, SerdeSpec, decode, encode_key, encode_value
 from streamjoin.operators.base import RowKind, Side
-from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
 from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, TaskRuntime
+from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
+from streamjoin.serde.formats import (
+    DecodeError,
+    SerdeSpec,
+    decode,
+    encode_key,
+    encode_value,
+)
 
 ROWTIME = "ROWTIME"  # pseudo column: the record's event time (s-Server, ksqlDB)
 
@@ -75,11 +82,15 @@ class PipelineRuntime(TaskRuntime):
         # A broadcast topic's row reaches every task; the task of its partition counts it.
         owned = row.partition == self.task
         where = f"{row.topic}[{row.partition}]@{row.offset}"
+        started = perf_counter()
         try:
             record = decode(serde, row.key, row.value, row.ts)
         except DecodeError as error:
             # Only the owning task sends a broadcast row to the dead letters.
             return [Rejected(f"{where}: {error}")] if owned else []
+        finally:
+            decoded = perf_counter()
+            self.seconds["decode"] += decoded - started
         self.metrics["input_records"] += owned
         self.stream_time = record.ts if self.stream_time is None else max(self.stream_time, record.ts)
         out: list[Output] = []
@@ -87,13 +98,18 @@ class PipelineRuntime(TaskRuntime):
             if not owned and not entry.broadcast:
                 continue  # another task's row of a topic also read whole (an FK join of a table to itself)
             event = self._event(serde, entry, record)
+            started = perf_counter()
             try:
                 reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
             except DATA_ERRORS as error:
                 self.metrics["evaluation_errors"] += 1
                 out.append(Rejected(f"{where}: evaluation failed: {describe(error)}"))
                 continue
+            finally:
+                pushed = perf_counter()
+                self.seconds["operators"] += pushed - started
             out.extend(self._emit(reached))
+            self.seconds["encode"] += perf_counter() - pushed
         return out
 
     def end_of_input(self) -> list[Output]:

@@ -23,11 +23,20 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from pyspark import cloudpickle
-from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming.stateful_processor import (
+    StatefulProcessor,
+    StatefulProcessorHandle,
+)
 
 from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
-from streamjoin.spark.paged_state import decode_page, encode_page, load_runtime, save_runtime
+from streamjoin.runtime.report import Laps
+from streamjoin.spark.paged_state import (
+    decode_page,
+    encode_page,
+    load_runtime,
+    save_runtime,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +49,7 @@ OUTPUT_SCHEMA = (
 RUNTIME_STATE, RUNTIME_SCHEMA = "runtime", "runtime binary"
 PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA = "pages", "store string, page int", "data binary"
 SINK, DEAD_LETTER, METRICS = "sink", "dead", "metrics"
+COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
 
 
 class MapStatePages:
@@ -91,19 +101,29 @@ class TaskProcessor(StatefulProcessor):
         import pandas as pd  # see the class docstring
 
         task = int(key[0])
+        lap = Laps()
         saved = self.runtime_state.get()
         runtime: TaskRuntime = self.new_runtime(task) if saved is None else load_runtime(saved[0], self.pages)
+        runtime.seconds.clear()  # this batch's profile only
         before = runtime.counters()
-        out = process_rows(runtime, ordered_rows(pd.concat(list(rows), ignore_index=True)))
+        lap("state_read")
+        ordered = list(ordered_rows(pd.concat(list(rows), ignore_index=True)))
+        lap("ordering")
+        out = process_rows(runtime, ordered)
         if not runtime.ended and runtime.ended_topics >= self.input_topics:
             runtime.ended = True
             out.extend(output_rows(runtime, runtime.end_of_input(), None))
+        lap("processing")  # decode + operators + encode, split in runtime.seconds
+        self.runtime_state.update((save_runtime(runtime, self.pages),))
+        lap("state_write")
+        yield pd.DataFrame(out, columns=COLUMNS)
+        lap("output_frame")
         delta = runtime.counters()
         delta.subtract(before)
-        figures = {"counts": dict(+delta), "stream_time": runtime.stream_time}
-        out.append((METRICS, None, None, None, None, None, task, None, json.dumps(figures)))
-        self.runtime_state.update((save_runtime(runtime, self.pages),))
-        yield pd.DataFrame(out, columns=[c.split()[0] for c in OUTPUT_SCHEMA.split(", ")])
+        seconds = {**lap.seconds, **runtime.seconds}
+        seconds["processing_other"] = seconds.pop("processing") - sum(runtime.seconds.values())
+        figures = {"counts": dict(+delta), "stream_time": runtime.stream_time, "seconds": seconds}
+        yield pd.DataFrame([(METRICS, None, None, None, None, None, task, None, json.dumps(figures))], columns=COLUMNS)
 
     def close(self) -> None:
         pass

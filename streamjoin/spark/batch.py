@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from streamjoin.spark.adapter import (
+    COLUMNS,
     OUTPUT_SCHEMA,
     SINK,
     TaskProcessor,
@@ -23,17 +24,15 @@ from streamjoin.spark.adapter import (
 from streamjoin.spark.query import TaskRouting
 from streamjoin.spark.session import kafka_source_for_query
 
-_COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
-
 
 def _task(function: TaskProcessor):
     def run(frame: pd.DataFrame) -> pd.DataFrame:
         if frame.empty:
-            return pd.DataFrame([], columns=_COLUMNS)
+            return pd.DataFrame([], columns=COLUMNS)
         runtime = function.new_runtime(int(frame["task"].iloc[0]))
         out = process_rows(runtime, ordered_rows(frame))
         out.extend(output_rows(runtime, runtime.end_of_input(), None))
-        return pd.DataFrame(out, columns=_COLUMNS)
+        return pd.DataFrame(out, columns=COLUMNS)
 
     return run
 

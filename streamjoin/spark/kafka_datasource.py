@@ -8,7 +8,11 @@ from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
 from streamjoin.spark.kafka_sink import KafkaBatchWriter, KafkaStreamWriter
-from streamjoin.spark.kafka_source import SCHEMA_DDL, KafkaBatchReader, KafkaStreamReader
+from streamjoin.spark.kafka_source import (
+    SCHEMA_DDL,
+    KafkaBatchReader,
+    KafkaStreamReader,
+)
 
 FORMAT = "streamjoin_kafka"
 

@@ -23,12 +23,15 @@ from typing import Iterator, Mapping
 
 import pyarrow as pa
 from pyspark import TaskContext
-from pyspark.sql.datasource import (DataSourceArrowWriter, DataSourceStreamArrowWriter,
-                                    WriterCommitMessage)
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 from pyspark.sql.types import StructType
 
 from streamjoin.kafka.client import client_config_from_options
-from streamjoin.kafka.producer import produce_arrow
+from streamjoin.kafka.rdkafka import produce_arrow
 
 _KNOWN_COLUMNS = {"key", "value", "topic", "partition", "headers", "timestamp"}
 

@@ -21,12 +21,20 @@ from typing import Iterator, Mapping
 
 import pyarrow as pa
 from kafka import TopicPartition
-from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadMaxRows,
-                                              SupportsTriggerAvailableNow)
+from pyspark.sql.datasource import (
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 
+from streamjoin.kafka import offsets, rdkafka
 from streamjoin.kafka.client import client_config_from_options
-from streamjoin.kafka import offsets
 
 SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset long, "
               "timestamp timestamp, timestampType int, "
@@ -175,27 +183,17 @@ def ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int
 
 
 def read_range_as_arrow(client_config: dict, part: KafkaRange) -> Iterator[pa.RecordBatch]:
-    """Rows of one KafkaRange as Arrow record batches in offset order."""
-    if part.start >= part.end:
-        return
-    consumer = offsets.data_consumer(client_config)
-    try:
-        columns: dict[str, list] = {name: [] for name in ARROW_SCHEMA.names}
-        tp = TopicPartition(part.topic, part.partition)
-        for record in offsets.read_range(consumer, tp, part.start, part.end):
-            columns["key"].append(record.key)
-            columns["value"].append(record.value)
-            columns["offset"].append(record.offset)
-            columns["timestamp"].append(record.timestamp * 1000)
-            columns["timestampType"].append(record.timestamp_type)
-            columns["headers"].append([{"key": k, "value": v} for k, v in record.headers])
-            if len(columns["offset"]) >= ARROW_BATCH_ROWS:
-                yield _arrow_batch(columns, part)
-                columns = {name: [] for name in ARROW_SCHEMA.names}
-        if columns["offset"]:
-            yield _arrow_batch(columns, part)
-    finally:
-        consumer.close()
+    """Rows of one KafkaRange as Arrow record batches in offset order (read with librdkafka)."""
+    for messages in rdkafka.read_range(client_config, part.topic, part.partition, part.start, part.end,
+                                       chunk=ARROW_BATCH_ROWS):
+        headers = [m.headers() for m in messages]
+        columns = {"key": [m.key() for m in messages], "value": [m.value() for m in messages],
+                   "offset": [m.offset() for m in messages],
+                   "timestamp": [m.timestamp()[1] * 1000 for m in messages],
+                   # librdkafka: 1 create time, 2 log-append time; Spark's schema: 0 and 1
+                   "timestampType": [max(m.timestamp()[0] - 1, 0) for m in messages],
+                   "headers": [[{"key": k, "value": v} for k, v in h] if h else [] for h in headers]}
+        yield _arrow_batch(columns, part)
 
 
 def end_marker_batch(part: KafkaRange) -> pa.RecordBatch:

@@ -24,9 +24,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streamjoin.kafka import offsets
-from streamjoin.kafka.producer import produce_arrow
+from streamjoin.kafka.rdkafka import produce_arrow
 from streamjoin.runtime.compiled import CompiledQuery
-from streamjoin.runtime.report import RunReport
+from streamjoin.runtime.report import Laps, RunReport
 from streamjoin.spark.adapter import (
     DEAD_LETTER,
     METRICS,
@@ -35,7 +35,6 @@ from streamjoin.spark.adapter import (
     TaskProcessor,
 )
 from streamjoin.spark.session import kafka_source_for_query
-
 
 
 class QueryFailed(RuntimeError):
@@ -141,6 +140,7 @@ class StreamingRun:
             raise QueryFailed(self.name, str(error)) from None
         elapsed = time.monotonic() - started
         report.rows_per_second = report.input_rows / elapsed if elapsed > 0 else 0.0
+        _add_progress(report, query.recentProgress, elapsed)
         return report
 
     def run_continuous(self, spark: SparkSession, report: RunReport, stop_after_s: float | None = None,
@@ -162,8 +162,9 @@ class StreamingRun:
         return report
 
     def _write_batch(self, df: DataFrame, batch_id: int, report: RunReport) -> None:
-        started = time.monotonic()
+        lap = Laps()
         table = df.toArrow()
+        lap("driver.collect")  # the Spark job: read Kafka, shuffle to tasks, run them, bring results back
         channel = table.column("channel")
         sink = table.filter(pa.compute.equal(channel, SINK))
         dead = table.filter(pa.compute.equal(channel, DEAD_LETTER))
@@ -177,17 +178,22 @@ class StreamingRun:
                 kept = set(range(sink.num_rows)) - {index for index, _ in rejected}
                 sink = sink.take(sorted(kept))
                 report.dead_letters += len(rejected)
+        lap("driver.delta_prepare")
         self._produce(sink, batch_id)
+        lap("driver.produce")
         if prepared is not None and prepared.num_rows:
             report.delta_version = self.target.table.write(prepared, batch_id)
+        lap("driver.delta_write")
         if dead.num_rows and self.target.dead_letter_writer is not None:
             self.target.dead_letter_writer(dead, batch_id)
+        lap("driver.dead_letters")
         metrics = table.filter(pa.compute.equal(channel, METRICS))
         for figures, task in zip(metrics.column("reason").to_pylist(), metrics.column("src_partition").to_pylist()):
             _add_metrics(report, {**json.loads(figures), "task": task}, self.stream_times)
+        report.add_seconds(lap.seconds)
         report.output_rows += sink.num_rows
         report.batches += 1
-        report.batch_duration_ms = int((time.monotonic() - started) * 1000)
+        report.batch_duration_ms = int(sum(lap.seconds.values()) * 1000)
 
     def _produce(self, sink: pa.Table, batch_id: int) -> None:
         if not sink.num_rows:
@@ -237,6 +243,16 @@ def _as_dead_letters(sink: pa.Table, rejected: list[tuple[int, str]]) -> pa.Tabl
         .set_column(0, "channel", pa.array([DEAD_LETTER] * rows.num_rows))
 
 
+def _add_progress(report: RunReport, progress: list, elapsed: float) -> None:
+    """Spark's own time per batch phase (planning, offsets, the write-ahead log, commits), summed
+    over the run's batches, and the run's wall time: what is left of it is query start-up."""
+    phases: dict[str, float] = {}
+    for batch in progress:
+        for phase, ms in (batch.durationMs or {}).items():
+            phases[f"spark.{phase}"] = phases.get(f"spark.{phase}", 0.0) + ms / 1000
+    report.add_seconds({**phases, "wall": elapsed})
+
+
 def _add_metrics(report: RunReport, figures: dict, stream_times: dict[int, int]) -> None:
     """One task's figures for a batch: counter deltas, and its stream time (the watermark the
     report shows is the smallest over tasks: no task is behind it)."""
@@ -248,5 +264,6 @@ def _add_metrics(report: RunReport, figures: dict, stream_times: dict[int, int])
     report.late_records += delta.get("late", 0)
     report.dropped_records += delta.get("null_key", 0) + delta.get("null_value", 0)
     report.dead_letters += delta.get("dead_letters", 0)
+    report.add_seconds({f"task.{stage}": value for stage, value in figures.get("seconds", {}).items()})
     for name, value in delta.items():
         report.extra[name] = report.extra.get(name, 0) + value

@@ -10,8 +10,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from streamjoin.spark.kafka_datasource import KafkaDataSource
 from streamjoin.settings import Settings
+from streamjoin.spark.kafka_datasource import KafkaDataSource
 
 CONF = {
     # transformWithStateInPandas needs RocksDB (the HDFS provider is unsupported for it).
