@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import sys
+from pathlib import Path
 
+import pyspark
 from pyspark.sql import SparkSession
 
 from streamjoin.settings import Settings
@@ -59,12 +62,48 @@ def kafka_source_for_query(spark: SparkSession) -> str:
 _registrations = itertools.count(1)
 
 
+def spark_home_without_zips(settings: Settings) -> Path | None:
+    """A SPARK_HOME for the pip-installed pyspark whose Python workers import pyspark from the
+    installed package (compiled once, cached .pyc) instead of `python/lib/pyspark.zip`.
+
+    Why: Spark puts `$SPARK_HOME/python/lib/pyspark.zip` first on every Python worker's path, and
+    Python compiles modules imported from a zip on every import (no bytecode cache). Every worker,
+    and the helper processes each query start spawns (data source lookup and planning, the stream
+    reader, the state schema check), paid that: measured here, a session start went from 18.0 to
+    6.8 s, a query's first run from 14.1 to 6.9 s and later runs from 3.5 to 2.2 s. The directory
+    links everything else of the pyspark package (bin, jars, conf). A SPARK_HOME that is a Spark
+    distribution (set by the user, or on a cluster) is left alone: None."""
+    package = Path(pyspark.__file__).resolve().parent
+    configured = os.environ.get("SPARK_HOME")
+    if configured and Path(configured).resolve() not in (package, (settings.home / "spark-home").resolve()):
+        return None
+    home = settings.home / "spark-home"
+    if not (home / "jars").exists() or (home / "jars").resolve() != package / "jars":
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        for entry in package.iterdir():
+            if entry.name not in ("python", "__pycache__"):
+                (home / entry.name).symlink_to(entry)
+        (home / "python" / "lib").mkdir(parents=True)  # no pyspark.zip, no py4j zip
+    return home
+
+
+def prepare_spark_environment(settings: Settings) -> None:
+    """What the process environment must say before a JVM starts (here or in an orchestrator's
+    session resource): the Python workers run this interpreter (else "Python worker failed to
+    connect back"), and import pyspark from its installed package (`spark_home_without_zips`)."""
+    for name, value in python_environment().items():
+        os.environ.setdefault(name, value)
+    home = spark_home_without_zips(settings)
+    if home is not None:  # read when the JVM starts; a running one keeps its own
+        os.environ["SPARK_HOME"] = str(home)
+
+
 def get_spark(settings: Settings | None = None, app_name: str = "streamjoin") -> SparkSession:
     """Get or create the session (idempotent): local[2] by default, the settings' cluster master,
     or their Spark Connect server (which wins)."""
     settings = settings or Settings.from_env()
-    for name, value in python_environment().items():
-        os.environ.setdefault(name, value)
+    prepare_spark_environment(settings)
     builder = SparkSession.builder.appName(app_name)
     if settings.spark_remote:
         spark = builder.remote(settings.spark_remote).getOrCreate()
