@@ -8,10 +8,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class InputRow:
+class InputRow(NamedTuple):
+    """One Kafka record as a task receives it (a tuple: a batch builds hundreds of thousands)."""
+
     topic: str
     partition: int
     offset: int

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from operator import itemgetter
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -162,11 +163,15 @@ def ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
     merged by smallest head timestamp."""
     if frame.empty:
         return iter(())
-    frame = frame.sort_values(["topic", "partition", "offset"], kind="stable")
-    queues = []
-    for _, part in frame.groupby(["topic", "partition"], sort=True):
-        queues.append([
-            InputRow(t, int(p), int(o), int(ts), k, v)
-            for t, p, o, ts, k, v in zip(part["topic"], part["partition"], part["offset"], part["ts"], part["key"], part["value"])
-        ])
-    return merge_in_timestamp_order(queues, timestamp=lambda r: r.ts)
+    import numpy as np
+
+    topics, partitions, offsets = frame["topic"].to_numpy(), frame["partition"].to_numpy(), frame["offset"].to_numpy()
+    order = np.lexsort((offsets, partitions, topics))  # by topic, then partition, then offset
+    rows = list(map(InputRow._make, zip(topics[order].tolist(), partitions[order].tolist(), offsets[order].tolist(),
+                                        frame["ts"].to_numpy()[order].tolist(), frame["key"].to_numpy()[order].tolist(),
+                                        frame["value"].to_numpy()[order].tolist())))
+    # One queue per (topic, partition): cut where either changes.
+    cuts = [0, *(i for i in range(1, len(rows)) if rows[i][:2] != rows[i - 1][:2]), len(rows)]
+    if len(cuts) == 2:
+        return iter(rows)
+    return merge_in_timestamp_order([rows[a:b] for a, b in zip(cuts, cuts[1:])], timestamp=itemgetter(3))

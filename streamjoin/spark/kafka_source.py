@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator, Mapping
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 from kafka import TopicPartition
 from pyspark.sql.datasource import (
     DataSourceReader,
@@ -186,28 +187,38 @@ def read_range_as_arrow(client_config: dict, part: KafkaRange) -> Iterator[pa.Re
     """Rows of one KafkaRange as Arrow record batches in offset order (read with librdkafka)."""
     for messages in rdkafka.read_range(client_config, part.topic, part.partition, part.start, part.end,
                                        chunk=ARROW_BATCH_ROWS):
-        headers = [m.headers() for m in messages]
-        columns = {"key": [m.key() for m in messages], "value": [m.value() for m in messages],
-                   "offset": [m.offset() for m in messages],
-                   "timestamp": [m.timestamp()[1] * 1000 for m in messages],
-                   # librdkafka: 1 create time, 2 log-append time; Spark's schema: 0 and 1
-                   "timestampType": [max(m.timestamp()[0] - 1, 0) for m in messages],
-                   "headers": [[{"key": k, "value": v} for k, v in h] if h else [] for h in headers]}
-        yield _arrow_batch(columns, part)
+        times = [m.timestamp() for m in messages]
+        yield _arrow_batch(part, [m.key() for m in messages], [m.value() for m in messages],
+                           [m.offset() for m in messages], [t[1] for t in times],
+                           # librdkafka: 1 create time, 2 log-append time; Spark's schema: 0 and 1
+                           [max(t[0] - 1, 0) for t in times], [m.headers() for m in messages])
 
 
 def end_marker_batch(part: KafkaRange) -> pa.RecordBatch:
     """The end-of-input marker of one partition: offset -1, no key, no value."""
-    columns = {"key": [None], "value": [None], "offset": [-1], "timestamp": [0], "timestampType": [0], "headers": [[]]}
-    return _arrow_batch(columns, part)
+    return _arrow_batch(part, [None], [None], [-1], [0], [0], [None])
 
 
-def _arrow_batch(columns: dict[str, list], part: KafkaRange) -> pa.RecordBatch:
-    rows = len(columns["offset"])
-    columns["topic"] = [part.topic] * rows
-    columns["partition"] = [part.partition] * rows
-    return pa.RecordBatch.from_arrays(
-        [pa.array(columns[f.name], f.type) for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
+_HEADER = ARROW_SCHEMA.field("headers").type
+
+
+def _arrow_batch(part: KafkaRange, keys: list, values: list, offsets_: list, timestamps_ms: list,
+                 timestamp_types: list, headers: list) -> pa.RecordBatch:
+    """One batch of the source schema, built column by column (the per-row work stays in C)."""
+    rows = len(offsets_)
+    if any(headers):
+        header_column = pa.array([[{"key": k, "value": v} for k, v in h] if h else [] for h in headers], _HEADER)
+    else:  # the usual case: no headers at all, so an array of empty lists without a Python loop
+        header_column = pa.ListArray.from_arrays(pa.array([0] * (rows + 1), pa.int32()),
+                                                 pa.array([], _HEADER.value_type))
+    columns = {
+        "key": pa.array(keys, pa.binary()), "value": pa.array(values, pa.binary()),
+        "topic": pa.array([part.topic] * rows, pa.string()), "partition": pa.array([part.partition] * rows, pa.int32()),
+        "offset": pa.array(offsets_, pa.int64()),
+        "timestamp": pa.compute.multiply(pa.array(timestamps_ms, pa.int64()), 1000).cast(ARROW_SCHEMA.field("timestamp").type),
+        "timestampType": pa.array(timestamp_types, pa.int32()), "headers": header_column,
+    }
+    return pa.RecordBatch.from_arrays([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
