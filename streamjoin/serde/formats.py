@@ -24,18 +24,18 @@ import struct
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 from typing import Any, Callable, Mapping, Sequence
 
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
 from streamjoin.serde.values import (
     DecodeError, EncodeError, checked_integer, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
 )
+from streamjoin.dialect.formats import FormatError, event_time_problem, format_problem
 from streamjoin.dialect.types import SqlType, parse_type
 
 __all__ = ["SerdeSpec", "DecodedRecord", "DecodeError", "EncodeError", "decode", "encode_key", "encode_value"]
 
-KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE")
-VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA")
 _KAFKA_PRIMITIVES = {"INT": struct.Struct(">i"), "BIGINT": struct.Struct(">q"), "DOUBLE": struct.Struct(">d")}
 _DELIMITER_NAMES = {"SPACE": " ", "TAB": "\t"}
 Columns = tuple[tuple[str, SqlType], ...]
@@ -63,23 +63,20 @@ class SerdeSpec:
         object.__setattr__(self, "key_format", self.key_format.upper())
         object.__setattr__(self, "value_format", self.value_format.upper())
         object.__setattr__(self, "delimiter", _DELIMITER_NAMES.get(self.delimiter.upper(), self.delimiter))
-        if self.key_format not in KEY_FORMATS:
-            raise ValueError(f"unknown key format {self.key_format!r}; supported: {', '.join(KEY_FORMATS)}")
-        if self.value_format not in VALUE_FORMATS:
-            raise ValueError(f"unknown value format {self.value_format!r}; supported: {', '.join(VALUE_FORMATS)}")
         if len(self.delimiter) != 1:
             raise ValueError(f"a DELIMITED delimiter is one character (or SPACE, TAB), not {self.delimiter!r}")
-        if self.key_format == "NONE" and self.key_columns:
-            raise ValueError("KEY_FORMAT 'NONE' cannot have key columns")
         for side, fmt, columns in (("key", self.key_format, self.key_columns),
                                    ("value", self.value_format, self.payload_columns)):
-            _check_format(side, fmt, columns)
+            problem = format_problem(side, fmt, columns)
+            if problem:
+                raise FormatError(problem, side)
         if self.timestamp_column is not None:
             ts_type = dict(self.key_columns + self.value_columns).get(self.timestamp_column)
             if ts_type is None:
                 raise ValueError(f"timestamp column {self.timestamp_column!r} is not a column")
-            if not (ts_type.is_timestamp or ts_type.name in ("BIGINT", "INT")):
-                raise ValueError(f"timestamp column {self.timestamp_column!r} must be TIMESTAMP or BIGINT, not {ts_type}")
+            problem = event_time_problem(self.timestamp_column, ts_type)
+            if problem:
+                raise ValueError(problem)
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_codec"}  # closures: rebuilt on use
@@ -101,7 +98,7 @@ class SerdeSpec:
             timestamp_column=timestamp, **options,
         )
 
-    @property
+    @cached_property
     def payload_columns(self) -> Columns:
         """The value columns that are in the record bytes (not PROCTIME, not from the record ts)."""
         return tuple((n, t) for n, t in self.value_columns if not t.proctime and n not in self.record_ts_columns)
@@ -117,19 +114,6 @@ class DecodedRecord:
     key: tuple | None  # one entry per key column; None for a null key (or a key-less source)
     value: dict[str, Any] | None  # value columns; None for a tombstone / null-value record
     ts: int  # event time, epoch milliseconds
-
-
-def _check_format(side: str, fmt: str, columns: Columns) -> None:
-    if fmt == "KAFKA" and columns:
-        if len(columns) > 1:
-            raise ValueError(f"the KAFKA format holds a single column; {side} has {[n for n, _ in columns]}")
-        name, t = columns[0]
-        if t.name not in _KAFKA_PRIMITIVES and t.name not in ("STRING", "BYTES"):
-            raise ValueError(f"the KAFKA format supports INT, BIGINT, DOUBLE, STRING, BYTES; {side} column {name} is {t}")
-    if fmt == "DELIMITED":
-        for name, t in columns:
-            if t.is_nested:
-                raise ValueError(f"DELIMITED does not support ARRAY, MAP or STRUCT; {side} column {name} is {t}")
 
 
 # ---- codecs -------------------------------------------------------------------------------------
@@ -219,6 +203,7 @@ class _Codec:
         self.read_key = read_key_tuple
         self.read_value, self.write_value = self._side(
             spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
+        self.write_row = self._row_writer(spec)
         # Columns filled from the record timestamp, and whether any value column is not read
         # from the payload (else the payload dict is the value as is).
         # (name, None | True | False): read from the payload | record ts as TIMESTAMP | as millis.
@@ -228,6 +213,23 @@ class _Codec:
         self.key_reads = bool(spec.key_columns) and spec.key_format != "NONE"
         self.ts_in_key = spec.timestamp_column is not None and spec.timestamp_column in key_names
         self.ts_key_index = key_names.index(spec.timestamp_column) if self.ts_in_key else -1
+
+    def _row_writer(self, spec: SerdeSpec) -> Callable[[Mapping[str, Any]], bytes | None]:
+        """Value bytes straight from a row mapping: a JSON object is written from the row as it
+        is (the hot path: no list of values, no dict rebuilt from it)."""
+        columns = spec.payload_columns
+        names = [n for n, _ in columns]
+        if spec.value_format == "JSON" and columns and (spec.wrap_single_value or len(columns) > 1):
+            write_object = struct_writer(columns, what="value column")
+            return lambda row: write_object(row).encode("utf-8")
+
+        def write(row: Mapping[str, Any]) -> bytes | None:
+            try:
+                values = [row[name] for name in names]
+            except KeyError as e:
+                raise EncodeError(f"row has no value column {e.args[0]!r}; it has {sorted(row)}") from None
+            return self.write_value(values)
+        return write
 
     def _side(self, fmt: str, columns: Columns, side: str, bare_single: bool):
         """(bytes -> {column: value}, [values in column order] -> bytes) for one side."""
@@ -320,10 +322,11 @@ def encode_value(spec: SerdeSpec, row: Mapping[str, Any] | None) -> bytes | None
     if row is None:
         return None
     try:
-        values = [row[name] for name, _ in spec.payload_columns]
-    except KeyError as e:
-        raise EncodeError(f"row has no value column {e.args[0]!r}; it has {sorted(row)}") from None
-    return _written("value", lambda: _codec(spec).write_value(values))
+        return _codec(spec).write_row(row)
+    except EncodeError as e:
+        raise EncodeError(f"value: {e}") from None
+    except (TypeError, ValueError, ArithmeticError, struct.error, RecursionError) as e:
+        raise EncodeError(f"value: cannot encode ({type(e).__name__}: {e})") from None
 
 
 def _written(side: str, write: Callable[[], bytes]) -> bytes:

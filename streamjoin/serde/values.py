@@ -328,7 +328,8 @@ def checked_integer(t: SqlType, value: Any) -> int:
     return number
 
 
-def struct_writer(fields: tuple[tuple[str, SqlType], ...]) -> Writer:
+def struct_writer(fields: tuple[tuple[str, SqlType], ...], what: str = "column") -> Writer:
+    """A JSON object writer; `what` names the fields in errors (a row's "value column")."""
     writers = [(name, json.dumps(name), _nullable(json_writer(ft))) for name, ft in fields]
 
     def write(row: Any) -> str:
@@ -337,7 +338,7 @@ def struct_writer(fields: tuple[tuple[str, SqlType], ...]) -> Writer:
             try:
                 parts.append(f"{quoted}:{write_field(row[name])}")
             except KeyError:
-                raise EncodeError(f"row has no column {name!r} (has {sorted(row)})") from None
+                raise EncodeError(f"row has no {what} {name!r}; it has {sorted(row)}") from None
         return "{" + ",".join(parts) + "}"
     return write
 

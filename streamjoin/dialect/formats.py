@@ -1,0 +1,54 @@
+"""The record formats a statement can name (`KEY_FORMAT`, `VALUE_FORMAT`, Flink `'format'`) and
+the columns each can hold. `streamjoin.serde` implements them; the planner checks every
+declaration and sink against these rules, so a format that cannot work fails at plan time."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from streamjoin.dialect.types import SqlType
+
+KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE")
+VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA")
+KAFKA_TYPES = ("INT", "BIGINT", "DOUBLE", "STRING", "BYTES")  # Kafka's standard serializers
+
+
+class FormatError(ValueError):
+    """Columns that a record's `side` ("key" or "value") cannot hold in its format."""
+
+    def __init__(self, message: str, side: str) -> None:
+        super().__init__(message)
+        self.side = side
+
+
+def format_problem(side: str, fmt: str, columns: Sequence[tuple[str, SqlType]]) -> str | None:
+    """Why `columns` cannot be a record's `side` ("key" or "value") written in format `fmt`,
+    or None when they can. Each reason says what to write instead."""
+    known = KEY_FORMATS if side == "key" else VALUE_FORMATS
+    option = f"{side.upper()}_FORMAT"
+    names = [name for name, _ in columns]
+    if fmt not in known:
+        return f"unknown {side} format {fmt!r}: write {option}= one of {', '.join(known)}"
+    if fmt == "NONE" and columns:
+        return f"KEY_FORMAT 'NONE' cannot have key columns ({', '.join(names)}): use KEY_FORMAT='KAFKA' or 'JSON'"
+    if fmt == "KAFKA" and len(columns) > 1:
+        return (f"the KAFKA format holds a single column; the {side} has {names}: "
+                f"use {option}='JSON' for several columns")
+    if fmt == "KAFKA" and columns and columns[0][1].name not in KAFKA_TYPES:
+        name, kind = columns[0]
+        return (f"the KAFKA format supports {', '.join(KAFKA_TYPES)}; {side} column {name} is {kind}: "
+                f"use {option}='JSON'")
+    if fmt == "DELIMITED":
+        for name, kind in columns:
+            if kind.is_nested:
+                return (f"DELIMITED does not support ARRAY, MAP or STRUCT; {side} column {name} is {kind}: "
+                        f"use {option}='JSON'")
+    return None
+
+
+def event_time_problem(column: str, kind: SqlType) -> str | None:
+    """Why `column` cannot hold a record's event time, or None: a TIMESTAMP, or epoch
+    milliseconds in a BIGINT (or INT)."""
+    if kind.is_timestamp or kind.name in ("BIGINT", "INT"):
+        return None
+    return f"timestamp column {column!r} must be TIMESTAMP or BIGINT (epoch milliseconds), not {kind}"
