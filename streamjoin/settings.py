@@ -39,6 +39,9 @@ class Settings:
     spark_remote: str | None = None  # a Spark Connect URL; wins over spark_master
     kafka_timeout_s: float = 10.0  # how long a client waits for the brokers to answer at all
     on_data_loss: str = "fail"  # a checkpoint offset outside the log: fail | earliest | latest
+    # A continuous query's micro-batch cadence: an idle trigger only asks Kafka for new offsets,
+    # so a short one costs little and bounds how long a new record waits for its batch.
+    trigger_interval_ms: int = 200
 
     @property
     def delta_root(self) -> Path:
@@ -57,5 +60,6 @@ class Settings:
             spark_remote=env.get("STREAMJOIN_SPARK_REMOTE") or None,
             kafka_timeout_s=float(env.get("STREAMJOIN_KAFKA_TIMEOUT_S") or 10.0),
             on_data_loss=(env.get("STREAMJOIN_ON_DATA_LOSS") or "fail").lower(),
+            trigger_interval_ms=int(env.get("STREAMJOIN_TRIGGER_INTERVAL_MS") or 200),
             **security,
         )

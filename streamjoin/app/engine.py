@@ -114,7 +114,8 @@ class Engine:
             run = streaming_run(sub, self.kafka_options(policy), self.client_config,
                                 self.checkpoint_root(query) / sub.name, target=target)
             if is_main and mode == "continuous":
-                run.run_continuous(self.spark, report, stop_after_s=stop_after_s, on_progress=on_progress)
+                run.run_continuous(self.spark, report, stop_after_s=stop_after_s, on_progress=on_progress,
+                                   interval_ms=self.settings.trigger_interval_ms)
             else:
                 sub_report = run.run(self.spark, RunReport(query=sub.name))
                 if is_main:

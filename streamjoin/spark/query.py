@@ -144,10 +144,10 @@ class StreamingRun:
         return report
 
     def run_continuous(self, spark: SparkSession, report: RunReport, stop_after_s: float | None = None,
-                       on_progress=None, interval: str = "5 seconds") -> RunReport:
+                       on_progress=None, interval_ms: int = 200) -> RunReport:
         """A long-running query (processing-time trigger) until `stop_after_s` or until it fails;
         `on_progress(report)` after each batch, so the orchestrator sees figures while it runs."""
-        query = self.start(spark, report, {"processingTime": interval})
+        query = self.start(spark, report, {"processingTime": f"{interval_ms} milliseconds"})
         started, seen = time.monotonic(), 0
         try:
             while query.isActive and (stop_after_s is None or time.monotonic() - started < stop_after_s):
