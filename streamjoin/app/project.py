@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from streamjoin.dialect import FLAVOURS, declared_flavour
-from streamjoin.plan import explain, plan_program
+from streamjoin.app.compiling import compile_program
+from streamjoin.dialect import FLAVOURS, StreamJoinError, declared_flavour
+from streamjoin.plan import Program, explain, plan_program
 from streamjoin.plan import nodes as P
 from streamjoin.plan.catalog import Catalog
-from streamjoin.plan.rewrites import split_repartitions, walk
+from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.compiled import CompiledQuery
 
 SOURCES_FILE = "sources.sql"
@@ -92,24 +93,45 @@ def folder_flavour(folder: Path, text: str) -> str:
     return declared_flavour(text, folder.name.lower() if folder.name.lower() in FLAVOURS else "ksqldb")
 
 
+def read_sql(path: Path) -> str:
+    """A .sql file's text: UTF-8, a leading byte-order mark dropped (editors write one). Bytes
+    that are not UTF-8 are a positioned `encoding` error at the first of them."""
+    data = Path(path).read_bytes()
+    data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        start = len(data[:error.start].decode("utf-8"))  # the bad byte is one U+FFFD in the snippet
+        raise StreamJoinError(f"byte 0x{data[error.start]:02x} is not UTF-8 text: save the file as UTF-8 "
+                              "(a .sql file holds SQL text, not binary data)", "encoding",
+                              sql=data.decode("utf-8", errors="replace"), file=str(path), start=start) from None
+
+
 def folder_catalog(folder: Path) -> Catalog:
     """The sources declared in `folder/sources.sql` (empty when there is none)."""
     path = folder / SOURCES_FILE
     if not path.exists():
         return Catalog()
-    text = path.read_text()
+    text = read_sql(path)
     return plan_program(text, Catalog(), folder_flavour(folder, text), file=str(path)).catalog
 
 
-def compile_file(path: Path) -> list[CompiledQuery]:
-    """The file's queries as sub-topologies, upstream (repartitions) first. Raises the planner's
-    positioned error for a broken file."""
-    text = path.read_text()
-    flavour = folder_flavour(path.parent, text)
-    program = plan_program(text, folder_catalog(path.parent), flavour, file=str(path))
+def plan_file(path: Path, flavour: str | None = None) -> Program:
+    """A query file planned in `flavour` (default: the file's) over its folder's sources. Raises
+    the positioned error of a broken file, or of one without a query."""
+    text = read_sql(path)
+    program = plan_program(text, folder_catalog(path.parent), flavour or folder_flavour(path.parent, text),
+                           file=str(path))
     if not program.queries:
-        raise ValueError(f"{path}: holds no query (declare inputs in {SOURCES_FILE})")
-    return [CompiledQuery(sub, flavour) for q in program.queries for sub in split_repartitions(q.root)]
+        raise StreamJoinError(f"the file holds no query: write a SELECT, CREATE STREAM|TABLE ... AS SELECT or "
+                              f"INSERT INTO ... SELECT (inputs are declared in {SOURCES_FILE})", "no-query",
+                              sql=text, file=str(path), start=0)
+    return program
+
+
+def compile_file(path: Path, flavour: str | None = None) -> list[CompiledQuery]:
+    """The file's queries as compiled sub-topologies, upstream (repartitions) first."""
+    return compile_program(plan_file(path, flavour))
 
 
 def load_project(sql_dir: Path) -> SqlProject:
@@ -128,7 +150,7 @@ def load_project(sql_dir: Path) -> SqlProject:
 
 
 def load_query(sql_dir: Path, path: Path) -> Query:
-    text = path.read_text()
+    text = read_sql(path)
     compiled = compile_file(path)
     main = compiled[-1]
     headers = {k.lower(): v for k, v in _HEADER.findall(text)}

@@ -1,11 +1,12 @@
-"""`streamjoin check-cases FILE_OR_DIR...`: parse, plan and validate conformance cases (no Spark,
-no broker). A case passes when an accepted case plans (with the expected key schema, if given)
+"""`streamjoin check-cases FILE_OR_DIR...`: parse, plan, validate and compile conformance cases
+(no Spark, no broker). A case passes when an accepted case plans (with the expected key schema, if given)
 and a rejected case fails with every expected substring in the message."""
 
 from __future__ import annotations
 
 import argparse
 
+from streamjoin.app.compiling import compile_program
 from streamjoin.runner.cases import Case, load_cases
 from streamjoin.plan.catalog import Catalog
 from streamjoin.dialect import StreamJoinError
@@ -19,6 +20,7 @@ def check_case(case: Case) -> str | None:
         for statement in case.setup:
             catalog = plan_program(statement, catalog, case.dialect, settings=case.settings).catalog
         program = plan_program(case.sql, catalog, case.dialect, settings=case.settings)
+        compile_program(program)  # what fails only once compiled fails here too
     except StreamJoinError as error:
         if case.expect_error is None:
             return f"rejected: {error}"

@@ -14,17 +14,17 @@ from streamjoin.plan import explain, plan_program
 
 
 def explain_file(path: Path, dialect: str | None = None) -> str:
-    """The logical topology of every query in the file, then how Spark runs it."""
-    from streamjoin.app.project import compile_file, folder_catalog, folder_flavour
+    """The logical topology of every query in the file, then how Spark runs it. The queries are
+    compiled as a run compiles them, so EXPLAIN fails exactly where a run would."""
+    from streamjoin.app.compiling import compile_program
+    from streamjoin.app.project import SOURCES_FILE, folder_flavour, plan_file, read_sql
     from streamjoin.spark.physical import explain_physical
 
-    text = path.read_text()
-    flavour = dialect or folder_flavour(path.parent, text)
-    catalog = folder_catalog(path.parent) if path.name != "sources.sql" else Catalog()
-    logical = explain(plan_program(text, catalog, flavour, str(path)))
-    if not dialect and path.name != "sources.sql":
-        logical += "\n\n" + explain_physical(compile_file(path))
-    return logical
+    if path.name == SOURCES_FILE:
+        text = read_sql(path)
+        return explain(plan_program(text, Catalog(), dialect or folder_flavour(path.parent, text), str(path)))
+    program = plan_file(path, dialect)
+    return explain(program) + "\n\n" + explain_physical(compile_program(program))
 
 
 def run(args: argparse.Namespace) -> int:

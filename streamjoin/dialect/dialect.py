@@ -13,9 +13,10 @@ from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
+from streamjoin.dialect.durations import WINDOW_UNITS
 from streamjoin.dialect.generator import TRANSFORMS as STREAM_TRANSFORMS
 from streamjoin.dialect.nodes import (
-    UNIT_MS, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
+    CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
     ViewDefinition, Watermark, Within,
 )
 
@@ -33,16 +34,30 @@ class _Parser(parser.Parser):
 
     # -- statements ---------------------------------------------------------------------------
     def _parse_statement(self):
+        first = self._curr
         if self._curr and self._curr.token_type == TokenType.WITH:
             view = self._try_parse(self._parse_view_definition)
             if view:
                 return view
-        statement = super()._parse_statement()
-        return self._parse_stream_query_tail(statement)
+        statement = self._parse_stream_query_tail(super()._parse_statement())
+        if statement is not None and first is not None:  # a statement is pointed at from its first word
+            statement.meta.setdefault("sj_start", first.start)
+            statement.meta.setdefault("sj_end", first.end)
+        return statement
+
+    def _warn_unsupported(self):
+        pass  # the planner rejects a statement the grammar does not know (a Command), positioned
 
     def _parse_stream_query_tail(self, query):
         partition_by = self._parse_csv(self._parse_disjunction) if self._match(TokenType.PARTITION_BY) else None
-        emit = self._prev.text.upper() if self._match_text_seq("EMIT") and self._match_texts(("CHANGES", "FINAL")) else None
+        if partition_by == []:
+            self.raise_error("Expected the expressions to PARTITION BY")
+        emit = None
+        if self._match_text_seq("EMIT"):
+            start = self._prev
+            if not self._match_texts(("CHANGES", "FINAL")):
+                self.raise_error("Expected EMIT CHANGES")
+            emit = _positioned(exp.var(self._prev.text.upper()), start, self._prev)
         if partition_by or emit:
             return self.expression(StreamQuery(this=query, partition_by=partition_by, emit=emit))
         return query
@@ -143,13 +158,19 @@ class _Parser(parser.Parser):
 
     def _parse_relation_properties(self):
         def parse_property():
-            key = self._parse_string() or self._parse_var(any_token=False)
+            # any word is a key: `timestamp` and `format` are keywords to the tokenizer
+            key = self._parse_string() or self._parse_var(any_token=True)
             if key is None:
                 self.raise_error("Expected a property name = value")
             while self._match(TokenType.DOT):  # unquoted Flink keys like value.format
                 key = exp.Literal.string(f"{key.name}.{self._parse_var(any_token=True).name}")
             self._match(TokenType.EQ)
+            sign = self._prev if self._match_set((TokenType.DASH, TokenType.PLUS)) else None
             value = self._parse_primary() or self._parse_var(any_token=True)
+            if value is None:
+                self.raise_error(f"Expected a value for {key.name} (e.g. {key.name}='...')")
+            if sign is not None:  # a signed number is kept as written, for the planner to judge
+                value = _positioned(exp.Literal(this=sign.text + value.name, is_string=False), sign, self._prev)
             return self.expression(exp.Property(this=exp.Literal.string(key.name.lower()), value=value))
 
         return self._parse_wrapped_csv(parse_property)
@@ -166,8 +187,11 @@ class _Parser(parser.Parser):
             return this
         window = within = None
         if self._curr and self._curr.token_type == TokenType.OVER:
+            name = self._next if self._next and self._next.token_type != TokenType.L_PAREN else None
             over = self._parse_window(exp.var("relation"))
-            window = over.args.get("spec") or exp.var(over.alias)
+            if not over.args.get("spec") and not over.alias:
+                self.raise_error("Expected OVER (RANGE ...) or OVER window_name")
+            window = over.args.get("spec") or _positioned(exp.var(over.alias), name, name)
             if not this.args.get("alias"):
                 this.set("alias", super()._parse_table_alias())
         within = self._parse_within()
@@ -178,6 +202,7 @@ class _Parser(parser.Parser):
     def _parse_within(self):
         before = after = grace = None
         symmetric = None
+        start = self._curr
         if self._match_text_seq("WITHIN"):
             if self._match(TokenType.L_PAREN):
                 before = self._parse_duration()
@@ -190,11 +215,12 @@ class _Parser(parser.Parser):
             grace = self._parse_duration()
         if before is None and grace is None:
             return None
-        return self.expression(Within(before=before, after=after, grace=grace, symmetric=symmetric))
+        within = Within(before=before, after=after, grace=grace, symmetric=symmetric)
+        return self.expression(_positioned(within, start, start))
 
     def _parse_duration(self):
         number = self._parse_number()
-        if not number or not self._curr or self._curr.text.upper() not in UNIT_MS:
+        if not number or not self._curr or self._curr.text.upper() not in WINDOW_UNITS:
             self.raise_error("Expected a duration like 10 SECONDS or 10s")
         self._advance()
         return self.expression(Duration(this=number, unit=exp.var(self._prev.text.upper())))
@@ -225,6 +251,13 @@ class _Parser(parser.Parser):
                     join.set("this", table)
                 table.set("within", within)
         return join
+
+
+def _positioned(node, first, last):
+    """`node` marked as spanning the tokens first..last (for positioned errors)."""
+    if first is not None:
+        node.meta.update(sj_start=first.start, sj_end=last.end)
+    return node
 
 
 def _unquote(text: str) -> str:

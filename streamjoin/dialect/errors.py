@@ -37,6 +37,18 @@ class StreamJoinError(Exception):
         return head + ("\n" + self.snippet if self.snippet else "")
 
 
+def error_at(message: str, rule: str, node: exp.Expr | None, *, sql: str, file: str | None,
+             fallback: exp.Expr | None = None) -> StreamJoinError:
+    """The error at `node`. A node that holds no position of its own (a keyword, a generated
+    node) points at its nearest enclosing node that does, at worst at `fallback`."""
+    start, end = span(node)
+    while start is None and node is not None and node.parent is not None:
+        node = node.parent
+        start, end = span(node)
+    if start is None:
+        start, end = span(fallback)
+    return StreamJoinError(message, rule, sql=sql, file=file, start=start, end=end)
+
 
 def _line_col(sql: str, offset: int) -> tuple[int, int]:
     line = sql.count("\n", 0, offset) + 1

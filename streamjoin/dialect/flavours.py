@@ -45,6 +45,7 @@ class Flavour:
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
+    table_requires_primary_key: bool = False  # CREATE TABLE must name its PRIMARY KEY (tables join on keys)
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -62,6 +63,7 @@ class Flavour:
     concat_skips_nulls: bool = False  # CONCAT treats a NULL argument as '' (else the result is NULL)
     zero_based_substring: bool = False  # SUBSTR(s, start[, end]): zero-based, `end` exclusive
     double_quoted_strings: bool = False  # an unresolvable "name" is a string literal
+    cast_failure_is_null: bool = False  # a CAST that cannot convert a value yields NULL (else an error)
 
 
 class Ksqldb(Flavour):
@@ -74,12 +76,14 @@ class Ksqldb(Flavour):
     output_key = OutputKey.PROJECTED_COLUMN
     upper_case_sink_topic = True
     create_kind_must_match = True
+    table_requires_primary_key = True
     join_model = JoinModel.KEYED
     equi_join_conditions_only = True
     single_key_equality = True
     table_joins_on_primary_key = True
     eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
     concat_skips_nulls = True
+    cast_failure_is_null = True  # its documented CAST: NULL when the value does not convert
 
 
 class Flink(Flavour):
@@ -97,6 +101,7 @@ class Lenses(Flavour):
     dialect = LensesDialect()
     star_skips_key_column = True
     output_key = OutputKey.KEY_PSEUDO_COLUMN
+    table_requires_primary_key = True
     join_model = JoinModel.KEYED
     implicit_key_join = True
     on_sides_single_table = True

@@ -25,24 +25,21 @@ def format_problem(side: str, fmt: str, columns: Sequence[tuple[str, SqlType]]) 
     """Why `columns` cannot be a record's `side` ("key" or "value") written in format `fmt`,
     or None when they can. Each reason says what to write instead."""
     known = KEY_FORMATS if side == "key" else VALUE_FORMATS
-    option = f"{side.upper()}_FORMAT"
     names = [name for name, _ in columns]
+    json = f"write {side.upper()}_FORMAT='JSON' (Flink: '{side}.format'='json')"
     if fmt not in known:
-        return f"unknown {side} format {fmt!r}: write {option}= one of {', '.join(known)}"
+        return f"unknown {side} format {fmt!r}: use one of {', '.join(known)}"
     if fmt == "NONE" and columns:
         return f"KEY_FORMAT 'NONE' cannot have key columns ({', '.join(names)}): use KEY_FORMAT='KAFKA' or 'JSON'"
     if fmt == "KAFKA" and len(columns) > 1:
-        return (f"the KAFKA format holds a single column; the {side} has {names}: "
-                f"use {option}='JSON' for several columns")
+        return f"the KAFKA format holds a single column; the {side} has {names}: {json}"
     if fmt == "KAFKA" and columns and columns[0][1].name not in KAFKA_TYPES:
         name, kind = columns[0]
-        return (f"the KAFKA format supports {', '.join(KAFKA_TYPES)}; {side} column {name} is {kind}: "
-                f"use {option}='JSON'")
+        return f"the KAFKA format supports {', '.join(KAFKA_TYPES)}; {side} column {name} is {kind}: {json}"
     if fmt == "DELIMITED":
         for name, kind in columns:
             if kind.is_nested:
-                return (f"DELIMITED does not support ARRAY, MAP or STRUCT; {side} column {name} is {kind}: "
-                        f"use {option}='JSON'")
+                return f"DELIMITED does not support ARRAY, MAP or STRUCT; {side} column {name} is {kind}: {json}"
     return None
 
 

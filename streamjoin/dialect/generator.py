@@ -77,7 +77,7 @@ def _stream_query_sql(self, e: StreamQuery) -> str:
     if e.args.get("partition_by"):
         text += f" PARTITION BY {self.expressions(e, key='partition_by', flat=True)}"
     if e.args.get("emit"):
-        text += f" EMIT {e.args['emit']}"
+        text += f" EMIT {e.args['emit'].name}"
     return text
 
 

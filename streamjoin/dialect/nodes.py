@@ -5,13 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-UNIT_MS = {
-    "MILLISECOND": 1, "MILLISECONDS": 1, "MS": 1,
-    "SECOND": 1000, "SECONDS": 1000, "S": 1000,
-    "MINUTE": 60_000, "MINUTES": 60_000, "M": 60_000,
-    "HOUR": 3_600_000, "HOURS": 3_600_000, "H": 3_600_000,
-    "DAY": 86_400_000, "DAYS": 86_400_000, "D": 86_400_000,
-}
+from streamjoin.dialect.durations import WINDOW_UNITS, to_millis
 
 
 class Duration(exp.Expression):
@@ -21,7 +15,9 @@ class Duration(exp.Expression):
 
     @property
     def millis(self) -> int:
-        return int(float(self.this.name) * UNIT_MS[self.args["unit"].name.upper()])
+        """Raises DurationError past 64-bit milliseconds."""
+        unit = self.args["unit"].name
+        return to_millis(self.this.name, WINDOW_UNITS[unit.upper()], f"{self.this.name} {unit}")
 
 
 class Within(exp.Expression):

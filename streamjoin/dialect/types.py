@@ -31,6 +31,7 @@ _ALIASES = {
 INTEGER_RANGES = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}  # two's complement bits
 TIMESTAMP_NAMES = frozenset({"TIMESTAMP", "TIMESTAMP_LTZ"})
 _DEFAULT_PARAMS = {"DECIMAL": (10, 0), "TIMESTAMP": (3,), "TIMESTAMP_LTZ": (3,)}
+MAX_DECIMAL_PRECISION = 38  # what a 128-bit decimal (Arrow, Spark, Kafka Connect) holds
 
 
 class TypeSyntaxError(ValueError):
@@ -170,6 +171,8 @@ class _Parser:
         self.words("NOT", "NULL")
         if name == "DECIMAL" and len(params) == 1:
             params += (0,)
+        if name == "DECIMAL" and params:
+            check_decimal(*params[:2])
         return SqlType(name, params or _DEFAULT_PARAMS.get(name, ()))
 
     def bracketed(self, count: int) -> list[SqlType]:
@@ -193,6 +196,13 @@ class _Parser:
             fields.append((field_name, self.parse_type()))
         self.take(close)
         return tuple(fields)
+
+
+def check_decimal(precision: int, scale: int = 0) -> None:
+    """DECIMAL(p, s) holds p digits, s of them after the point: 1 <= p <= 38 and 0 <= s <= p."""
+    if not 1 <= precision <= MAX_DECIMAL_PRECISION or not 0 <= scale <= precision:
+        raise TypeSyntaxError(f"DECIMAL({precision}, {scale}) cannot hold a value: the precision is 1 to "
+                              f"{MAX_DECIMAL_PRECISION} and the scale 0 to the precision, e.g. DECIMAL(10, 2)")
 
 
 def parse_type(text: str) -> SqlType:

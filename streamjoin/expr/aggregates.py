@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 from sqlglot import exp
 
 from streamjoin.expr.compile import Env, Evaluator, ExpressionError, Scope, compile_expr
+from streamjoin.expr.forms import WINDOW_FUNCTIONS
 
 
 class Accumulator(ABC):
@@ -268,12 +269,13 @@ def compile_aggregates(
         if fingerprint in fingerprints:
             return exp.column(f"k{fingerprints.index(fingerprint)}", table=KEY_RELATION)
         if isinstance(node, exp.Window):
-            raise ExpressionError("windowed aggregates (OVER) are not supported here", node)
+            raise ExpressionError(WINDOW_FUNCTIONS, node, rule="window-function")
         if isinstance(node, exp.AggFunc):
             calls.append(_aggregate_call(node, scope))
             return exp.column(f"a{len(calls) - 1}", table=AGG_RELATION)
         if isinstance(node, exp.Column):
-            raise ExpressionError(f"column {node.sql()} must be in GROUP BY or inside an aggregate", node)
+            raise ExpressionError(f"column {node.sql()} must be in GROUP BY or inside an aggregate: add it to "
+                                  "GROUP BY, or aggregate it (e.g. MAX(x))", node, rule="group-by")
         for name, child in list(node.args.items()):
             if isinstance(child, exp.Expression):
                 node.set(name, rewrite(child))
@@ -301,17 +303,18 @@ def compile_aggregates(
 def _aggregate_call(node: exp.AggFunc, scope: Scope) -> AggregateCall:
     accumulator_class = ACCUMULATORS.get(type(node))
     if accumulator_class is None:
-        raise ExpressionError(f"unsupported aggregate {type(node).__name__.upper()}", node)
+        raise ExpressionError(f"unsupported aggregate {type(node).__name__.upper()}: docs/functions.md lists "
+                              "the aggregates there are", node, rule="aggregate")
     argument = node.this
     if isinstance(argument, exp.Star):  # COUNT(*)
         return AggregateCall(node.sql(), CountRows, None)
     distinct = isinstance(argument, exp.Distinct)
     if distinct:
         if len(argument.expressions) != 1:
-            raise ExpressionError("DISTINCT aggregates take one argument", node)
+            raise ExpressionError("DISTINCT aggregates take one argument", node, rule="aggregate")
         argument = argument.expressions[0]
     if argument is None or list(argument.find_all(exp.AggFunc)):
-        raise ExpressionError("an aggregate needs one argument and cannot nest aggregates", node)
+        raise ExpressionError("an aggregate needs one argument and cannot nest aggregates", node, rule="aggregate")
     factory = (lambda: Distinct(accumulator_class())) if distinct else accumulator_class
     return AggregateCall(node.sql(), factory, compile_expr(argument, scope))
 

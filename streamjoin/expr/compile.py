@@ -69,17 +69,21 @@ class ExprOptions:
     `concat_skips_nulls`: CONCAT treats NULL as '' (else NULL); `zero_based_substring`: SUBSTR
     counts from 0 with an exclusive end (docs/functions.md); `double_quoted_strings`: an
     unresolvable double-quoted name is a string literal (Lenses' `substr(name, 1) = "J"`);
-    `array_index_base`: the subscript of an array's first element."""
+    `array_index_base`: the subscript of an array's first element; `cast_failure_is_null`: a CAST
+    that cannot convert its value yields NULL (ksqlDB) instead of failing the record (TRY_CAST
+    always yields NULL)."""
 
     concat_skips_nulls: bool = True
     zero_based_substring: bool = False
     double_quoted_strings: bool = False
     array_index_base: int = 1
+    cast_failure_is_null: bool = True
 
     @classmethod
     def of(cls, flavour: Flavour) -> "ExprOptions":
         return cls(concat_skips_nulls=flavour.concat_skips_nulls, zero_based_substring=flavour.zero_based_substring,
-                   double_quoted_strings=flavour.double_quoted_strings)
+                   double_quoted_strings=flavour.double_quoted_strings,
+                   cast_failure_is_null=flavour.cast_failure_is_null)
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,12 @@ COMPILERS: dict[type[exp.Expression], Compiler] = {}
 
 class ExpressionError(ValueError):
     """An expression that cannot be compiled or evaluated; the message names the expression text
-    and, when the parser recorded it, its line and column."""
+    and, when the parser recorded it, its line and column. `reason` is the message alone, `node`
+    the expression and `rule` the validation rule a compile-time error reports (the compile step
+    turns it into a positioned StreamJoinError)."""
 
-    def __init__(self, message: str, node: exp.Expression | None = None):
+    def __init__(self, message: str, node: exp.Expression | None = None, rule: str = "expression"):
+        self.reason, self.node, self.rule = message, node, rule
         if node is not None:
             message = f"{message} in `{sql_text(node)}`{position_suffix(node)}"
         super().__init__(message)
@@ -67,7 +70,7 @@ def compile_node(node: exp.Expression, scope: Any) -> Evaluator:
         compiler = COMPILERS.get(node_class)
         if compiler is not None:
             return compiler(node, scope)
-    raise ExpressionError(f"unsupported expression {type(node).__name__}", node)
+    raise ExpressionError(f"unsupported expression {type(node).__name__}", node, rule="unsupported-expression")
 
 
 def constant(value: Any) -> Evaluator:

@@ -45,7 +45,16 @@ def _inner(node: exp.Expression, scope) -> Evaluator:
 
 @compiles(exp.Interval)
 def _bare_interval(node: exp.Interval, scope) -> Evaluator:
-    raise ExpressionError("an INTERVAL is only allowed added to or subtracted from a timestamp", node)
+    raise ExpressionError("an INTERVAL is only allowed added to or subtracted from a timestamp", node,
+                          rule="interval")
+
+
+WINDOW_FUNCTIONS = "window functions (... OVER (...)) are not supported: aggregate with GROUP BY instead"
+
+
+@compiles(exp.Window)
+def _window(node: exp.Window, scope) -> Evaluator:
+    raise ExpressionError(WINDOW_FUNCTIONS, node, rule="window-function")
 
 
 # ---- conditionals -------------------------------------------------------------------------
@@ -83,10 +92,13 @@ def _if(node: exp.If, scope) -> Evaluator:
 
 @compiles(exp.Cast, exp.TryCast)
 def _cast(node: exp.Cast, scope) -> Evaluator:
-    """CAST raises a clear error on an unconvertible value; TRY_CAST yields NULL instead."""
+    """A value CAST cannot convert is NULL where the flavour says so (`cast_failure_is_null`:
+    ksqlDB), else an error naming it, which rejects the record to the dead letters (Flink fails
+    the job); TRY_CAST always yields NULL."""
     convert = cast_function(node.to, scope.is_timestamp(node.this), node)
     value = compile_node(node.this, scope)
-    forgiving = isinstance(node, exp.TryCast) or bool(node.args.get("safe"))
+    forgiving = (isinstance(node, exp.TryCast) or bool(node.args.get("safe"))
+                 or scope.options.cast_failure_is_null)
     target = node.to.sql()
 
     def evaluate(env: Env) -> Any:

@@ -42,7 +42,8 @@ def named(*names: str) -> Callable[[NamedCompiler], NamedCompiler]:
 def _by_name(node: exp.Anonymous, scope) -> Evaluator:
     compiler = NAMED_FUNCTIONS.get(node.name.upper())
     if compiler is None:
-        raise ExpressionError(f"unknown function {node.name}", node)
+        raise ExpressionError(f"unknown function {node.name}: docs/functions.md lists the functions there are",
+                              node, rule="unknown-function")
     return compiler([compile_node(arg, scope) for arg in node.expressions], node, scope)
 
 
@@ -226,4 +227,5 @@ def _flatten(node: exp.Flatten, scope) -> Evaluator:
 def _arity(node: exp.Expression, args: list, low: int, high: int) -> None:
     if not low <= len(args) <= high:
         expected = str(low) if low == high else f"{low} to {high}"
-        raise ExpressionError(f"{node.name.upper()} takes {expected} argument(s), got {len(args)}", node)
+        raise ExpressionError(f"{node.name.upper()} takes {expected} argument(s), got {len(args)}", node,
+                              rule="function-arguments")

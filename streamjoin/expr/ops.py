@@ -144,7 +144,7 @@ def _between(node: exp.Between, scope) -> Evaluator:
 @compiles(exp.In)
 def _in(node: exp.In, scope) -> Evaluator:
     if node.args.get("query") is not None or node.args.get("unnest") is not None:
-        raise ExpressionError("IN with a subquery is not supported", node)
+        raise ExpressionError("IN with a subquery is not supported: list the values, IN (1, 2, 3)", node, rule="subquery")
     value = compile_node(node.this, scope)
     items = node.expressions
     equal = COMPARISONS[exp.EQ]

@@ -13,24 +13,16 @@ from __future__ import annotations
 
 import math
 from datetime import date, datetime, timedelta
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any, Callable, Mapping
 
 from sqlglot import exp
 
+from streamjoin.dialect import durations
+from streamjoin.dialect.durations import UNIT_MILLIS, DurationError, unit_name
+from streamjoin.dialect.types import TypeSyntaxError, check_decimal
 from streamjoin.expr.core import ExpressionError
 from streamjoin.serde.time import EPOCH, datetime_to_millis, format_timestamp, parse_timestamp
-
-
-UNIT_MILLIS = {
-    "MILLISECOND": 1,
-    "SECOND": 1000,
-    "MINUTE": 60_000,
-    "HOUR": 3_600_000,
-    "DAY": 86_400_000,
-    "WEEK": 7 * 86_400_000,
-}
-CALENDAR_UNITS = ("MONTH", "YEAR")
 
 
 # ---- timestamps ---------------------------------------------------------------------------
@@ -49,14 +41,6 @@ def to_millis(value: Any) -> int:
     if isinstance(value, (float, Decimal)):
         return int(value)
     raise TypeError(f"{value!r} is not a timestamp")
-
-
-def unit_name(unit: str) -> str:
-    """'hours' / 'HOUR' / 'Seconds' -> the singular upper-case unit name."""
-    name = unit.upper()
-    if name not in UNIT_MILLIS and name not in CALENDAR_UNITS and name.endswith("S"):
-        name = name[:-1]
-    return name
 
 
 def floor_timestamp(millis: int, unit: str) -> int:
@@ -89,26 +73,10 @@ def ceil_timestamp(millis: int, unit: str) -> int:
 def interval_millis(node: exp.Interval) -> int:
     """A day-time INTERVAL literal ('4' HOUR, 10 SECONDS, '1.5' SECOND, '2 hours') -> millis.
     Month/year intervals have no fixed length and are rejected."""
-    amount, unit = node.this, node.unit
-    if isinstance(amount, exp.Literal):
-        text = amount.name
-    elif isinstance(amount, exp.Neg) and isinstance(amount.this, exp.Literal):
-        text = "-" + amount.this.name
-    else:
-        raise ExpressionError("INTERVAL needs a literal amount", node)
-    if unit is None and len(text.split()) == 2:  # INTERVAL '2 hours'
-        text, unit_text = text.split()
-    elif isinstance(unit, (exp.Var, exp.Identifier)):
-        unit_text = unit.name
-    else:
-        raise ExpressionError("unsupported INTERVAL unit (use a single day-time unit)", node)
-    name = unit_name(unit_text)
-    if name not in UNIT_MILLIS:
-        raise ExpressionError(f"unsupported INTERVAL unit {unit_text}: only day-time units", node)
     try:
-        return int(Decimal(text) * UNIT_MILLIS[name])
-    except InvalidOperation:
-        raise ExpressionError(f"INTERVAL amount {text!r} is not a number", node) from None
+        return durations.interval_millis(node)
+    except DurationError as error:
+        raise ExpressionError(str(error), node, rule="interval") from None
 
 
 # ---- numbers ------------------------------------------------------------------------------
@@ -280,6 +248,11 @@ def cast_function(to: exp.DataType, from_timestamp: bool, node: exp.Expression) 
         return float
     if name in DECIMAL_TYPES:
         params = [int(p.this.name) for p in to.expressions]
+        if params:
+            try:
+                check_decimal(*params[:2])
+            except TypeSyntaxError as error:
+                raise ExpressionError(str(error), to, rule="cast-type") from None
         return to_decimal(*(params + [None, None])[:2])
     if name == "BOOLEAN":
         return to_boolean
@@ -287,4 +260,5 @@ def cast_function(to: exp.DataType, from_timestamp: bool, node: exp.Expression) 
         return to_millis
     if name == "DATE":
         return lambda v: floor_timestamp(to_millis(v), "DAY")
-    raise ExpressionError(f"unsupported CAST target {to.sql()}", node)
+    raise ExpressionError(f"unsupported CAST target {to.sql()}: CAST to STRING, INT, BIGINT, DOUBLE, "
+                          "DECIMAL(p, s), BOOLEAN, TIMESTAMP or DATE", node, rule="cast-type")

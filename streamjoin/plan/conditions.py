@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from streamjoin.dialect.nodes import UNIT_MS
+from streamjoin.dialect.durations import interval_millis
 from streamjoin.plan.scope import Context, relations
 
 
@@ -63,11 +63,9 @@ def check_single_table_sides(ctx: Context, condition: exp.Expr, original: exp.Ex
 
 
 def interval_ms(node: exp.Expr) -> int | None:
-    if isinstance(node, exp.Interval) and node.args.get("unit") is not None:
-        unit = node.args["unit"].name.upper()
-        if unit in UNIT_MS:
-            return int(float(node.this.name) * UNIT_MS[unit])
-    return None
+    """An INTERVAL literal in milliseconds (every INTERVAL of a statement was read once before it
+    is planned, see planner.check_intervals), None for anything else."""
+    return interval_millis(node) if isinstance(node, exp.Interval) else None
 
 
 def _time_offset(node: exp.Expr) -> tuple[exp.Column, int] | None:

@@ -196,6 +196,7 @@ def _plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inp
     if clause.temporal is not None:
         entry = right.entries[0]
         processing = _is_proctime(scope, clause.temporal)
+        _check_temporal(ctx, left, entry, clause.temporal, processing, clause.ast)
         if not processing and entry.kind == "versioned_table":
             pk = {f"{entry.alias}.{k}".lower() for k in entry.key_columns}
             if not pk <= {r.sql().lower() for _, r in split.pairs}:
@@ -235,6 +236,22 @@ def _state_ttl_ms(ctx, where) -> int | None:
     unit = (match.group(2) or "ms").lower()
     key = "ms" if unit.startswith("mil") or unit == "ms" else ("m" if unit.startswith("min") else unit[0])
     return int(match.group(1)) * _TTL_UNIT_MS[key] or None
+
+
+def _check_temporal(ctx, left: Input, entry: ScopeEntry, time: exp.Expr, processing: bool, join) -> None:
+    """AS OF takes a time attribute of the left input; event time needs a versioned right table."""
+    attributes = sorted(t for e in left.entries for t in _times(e))
+    written = f"{time.table}.{time.name}" if isinstance(time, exp.Column) else time.sql()
+    if written not in attributes:
+        own = f"one of {', '.join(attributes)}" if attributes else (
+            "a column with a WATERMARK (event time) or AS PROCTIME() (processing time), which the left "
+            "input does not declare")
+        raise ctx.error("temporal-time-attribute", f"FOR SYSTEM_TIME AS OF takes the left input's time "
+                        f"attribute, {own}; {written} is not one", join.this.args.get("version") or join)
+    if not processing and entry.kind != "versioned_table":
+        raise ctx.error("temporal-versioned-table", f"an event-time temporal join reads a versioned table, and "
+                        f"{entry.alias} is not one: declare it with a PRIMARY KEY and a WATERMARK (or join "
+                        "FOR SYSTEM_TIME AS OF a PROCTIME() attribute)", join.this)
 
 
 def _times(entry: ScopeEntry) -> set[str]:

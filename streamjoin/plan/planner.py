@@ -8,6 +8,7 @@ LATERAL, WHERE (Filter), GROUP BY (Aggregate), PARTITION BY (Repartition), the p
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -15,10 +16,15 @@ from typing import Mapping
 from sqlglot import exp
 
 from streamjoin.plan.catalog import Catalog, SourceDef
-from streamjoin.dialect import CreateRelation, SetOption, StreamQuery, ViewDefinition, parse, span
+from streamjoin.dialect import CreateRelation, SetOption, StreamJoinError, StreamQuery, ViewDefinition, parse, span
+from streamjoin.dialect.depth import NESTING_HINT, recursion_headroom
 from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
-from streamjoin.plan.relations import View, declared_source, table_name
+from streamjoin.plan.checks import check_statement
+from streamjoin.plan.ddl import (
+    check_format, declared_source, partition_count, properties, text, whole_partitions,
+)
+from streamjoin.plan.relations import View, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
 from streamjoin.dialect.types import SqlType
@@ -54,6 +60,7 @@ class PlannedQuery:
     scope: Mapping[str, ScopeEntry]
     flavour: Flavour
     text: str = ""
+    statement: exp.Expr | None = field(default=None, repr=False)  # as parsed: where its errors point
 
     @property
     def sink(self) -> n.Sink:
@@ -70,6 +77,8 @@ class Program:
     catalog: Catalog | None = None
     flavour: Flavour = FLAVOURS["ksqldb"]
     settings: dict = field(default_factory=dict)
+    text: str = ""  # the SQL text and its file, for the positioned errors of later steps
+    file: str | None = None
 
     @property
     def queries(self) -> list[PlannedQuery]:
@@ -82,15 +91,34 @@ def plan_program(sql_text: str, catalog: Catalog | None = None, dialect: str | F
     modified: `Program.catalog` is a copy updated by the source declarations and persistent
     queries of the text."""
     catalog = catalog.copy() if catalog is not None else Catalog()
-    ctx = Context(sql_text, file, flavour(dialect), catalog, dict(settings or {}))
+    ctx = Context(sql_text, file, _flavour(sql_text, file, dialect), catalog, dict(settings or {}))
     function = ctx.settings.get("temporal_table_function")
     if function:
         catalog.temporal_functions[function["name"].lower()] = function
-    program = Program([], catalog, ctx.flavour, ctx.settings)
+    program = Program([], catalog, ctx.flavour, ctx.settings, sql_text, file)
     views: dict[str, View] = {}
+    declared: dict[str, exp.Expr] = {}
     for statement in parse(sql_text, ctx.flavour, file):
-        program.statements.append(_plan_statement(ctx, statement, views, len(program.queries)))
+        ctx.statement = statement
+        with recursion_headroom():
+            try:
+                check_statement(ctx, statement, declared)
+                program.statements.append(_plan_statement(ctx, statement, views, len(program.queries)))
+            except RecursionError:  # a guard: parse() bounds the nesting far below the headroom
+                raise ctx.error("too-deeply-nested", f"the statement nests {NESTING_HINT}",
+                                statement) from None
     return program
+
+
+def _flavour(sql_text: str, file: str | None, dialect: str | Flavour) -> Flavour:
+    """The flavour; an unknown name is pointed at in the `-- dialect:` comment that gives it."""
+    try:
+        return flavour(dialect)
+    except StreamJoinError as error:
+        first_line = sql_text.split("\n", 1)[0]
+        at = first_line.lower().find(str(dialect).lower()) if first_line.lstrip().startswith("--") else -1
+        start, end = (at, at + len(str(dialect)) - 1) if at >= 0 else (0, 0)
+        raise StreamJoinError(error.reason, error.rule, sql=sql_text, file=file, start=start, end=end) from None
 
 
 def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
@@ -104,10 +132,9 @@ def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
     if isinstance(statement, ViewDefinition):
         return _plan_view(ctx, statement, views)
     if isinstance(statement, CreateRelation):
-        props = {p.name: p.args["value"].name for p in statement.args.get("properties") or []}
         name = table_name(statement.this)
-        query = _plan_query(ctx, statement.expression, views, name, statement.args["kind"].lower(), props,
-                            statement)
+        query = _plan_query(ctx, statement.expression, views, name, statement.args["kind"].lower(),
+                            properties(statement), statement)
         ctx.catalog.define(_result_source(query))
         return query
     if isinstance(statement, exp.Insert):
@@ -117,7 +144,15 @@ def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
         stem = Path(ctx.file).stem if ctx.file else "query"
         name = stem if ctx.file and index == 0 else f"{stem}_{index + 1}"  # a file's query is named after it
         return _plan_query(ctx, statement, views, name, None, {}, statement)
-    raise ctx.error("unsupported-statement", f"unsupported statement {statement.key.upper()}", statement)
+    start, end = span(statement)
+    words = _LEADING_WORDS.match(ctx.sql, start or 0)
+    raise StreamJoinError(f"{' '.join(words.group().upper().split()) or statement.key.upper()} is not a statement "
+                          "streamjoin runs: a file holds CREATE STREAM|TABLE, INSERT INTO ... SELECT, SELECT and SET "
+                          "statements (Lenses: also WITH name AS (...);)", "unsupported-statement",
+                          sql=ctx.sql, file=ctx.file, start=start, end=end)
+
+
+_LEADING_WORDS = re.compile(r"(?:(?:CREATE|DROP|ALTER)\s+(?:OR\s+REPLACE\s+)?)?\w*", re.I)  # "CREATE VIEW"
 
 
 def _plan_view(ctx: Context, view: ViewDefinition, views: dict) -> PlannedView:
@@ -144,25 +179,35 @@ def _declared_kind(select: exp.Expr) -> str | None:
 
 
 def _plan_query(ctx, query, views, sink_name, create_kind, props, statement) -> PlannedQuery:
-    partition_by, emit = None, None
+    partition_by = None
     if isinstance(query, StreamQuery):
-        partition_by, emit, query = query.args.get("partition_by"), query.args.get("emit"), query.this
+        partition_by, query = query.args.get("partition_by"), query.this
+    if query is None:
+        raise ctx.error("missing-query", "the statement has no query: write ... AS SELECT ... FROM ... "
+                        "(INSERT INTO x SELECT ... FROM ...)", statement)
     if not isinstance(query, exp.Select):
-        raise ctx.error("unsupported-statement", "expected a SELECT query", query)
+        raise ctx.error("unsupported-statement", f"{query.key.upper()} is not a query streamjoin runs: records "
+                        "come from input topics, write SELECT ... FROM ...", query)
     planned, keys, values, result_kind, scope = plan_select(ctx, query, views, partition_by)
     if ctx.flavour.create_kind_must_match and create_kind and create_kind != result_kind:
         raise ctx.error("result-kind", f"Invalid result type. Your SELECT query produces a {result_kind.upper()}. "
                         f"Please use CREATE {result_kind.upper()} AS SELECT instead", statement)
-    partitions = props.get("partitions") or ctx.settings.get("output_partitions") or planned.partitions
+    partitions = (partition_count(ctx, props.get("partitions"))
+                  or whole_partitions(ctx, ctx.settings.get("output_partitions"), "output_partitions", statement)
+                  or planned.partitions)
     upper = ctx.flavour.upper_case_sink_topic and create_kind
-    topic = props.get("kafka_topic") or (sink_name.upper() if upper else sink_name)
+    topic = text(props.get("kafka_topic")) or (sink_name.upper() if upper else sink_name)
+    formats = {}
+    for side in ("key", "value"):  # the names here; what the columns' types allow, once compiled
+        prop = props.get(f"{side}_format")
+        formats[side] = (text(prop) or ("KAFKA" if side == "key" else "JSON")).upper()
+        check_format(ctx, side, formats[side], [], prop, statement)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
-                  int(partitions) if partitions else None,
-                  (props.get("key_format") or "KAFKA").upper(), (props.get("value_format") or "JSON").upper(),
-                  _declared_kind(query))
+                  int(partitions) if partitions else None, formats["key"], formats["value"], _declared_kind(query))
     start, end = span(statement)
-    text = ctx.sql[start:end + 1] if start is not None else ""
-    return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour, text)
+    written = ctx.sql[start:end + 1] if start is not None else ""
+    return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour,
+                        written, statement)
 
 
 def _result_source(query: PlannedQuery) -> SourceDef:

@@ -1,19 +1,19 @@
-"""FROM-clause relations -> plan inputs: catalog sources, Lenses views, s-Server OVER windows,
-Flink temporal table functions, and source declarations from DDL."""
+"""FROM-clause relations -> plan inputs: catalog sources, Lenses views, s-Server OVER windows and
+Flink temporal table functions (source declarations are ddl.py's)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
 from streamjoin.plan.catalog import SourceDef
-from streamjoin.dialect.nodes import CreateRelation, SourceTable
+from streamjoin.dialect.nodes import SourceTable
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.joins import Input
 from streamjoin.plan.scope import Context, ScopeEntry, col
-from streamjoin.dialect.types import SqlType
 
 
 @dataclass
@@ -26,6 +26,9 @@ class View:
     source: SourceDef | None = None
     planned: Input | None = None
     columns: dict | None = None
+
+
+VIEW_HINT = "CREATE STREAM name AS SELECT ...; in Lenses WITH name AS (SELECT ...);"
 
 
 def table_name(table: exp.Table) -> str:
@@ -41,7 +44,10 @@ def source_input(ctx: Context, alias: str, source: SourceDef, kind: str | None =
     return Input(node, [entry], {key[0].sql()} if len(key) == 1 else set(), source.partitions, window)
 
 
-def relation_input(ctx: Context, table: exp.Table, views: dict[str, View], windows: dict) -> Input:
+def relation_input(ctx: Context, table: exp.Expr, views: dict[str, View], windows: dict) -> Input:
+    if not isinstance(table, exp.Table):  # a subquery, VALUES, UNNEST ...
+        raise ctx.error("subquery", "a subquery is not a relation here: declare it as its own query "
+                        f"({VIEW_HINT}) and read that by name", table)
     name = table_name(table)
     alias = table.alias or name
     window = _relation_window(ctx, table.args.get("window"), windows) if isinstance(table, SourceTable) else None
@@ -85,55 +91,34 @@ def _relation_window(ctx: Context, window, named: dict) -> n.RelationWindow | No
         return None
     if isinstance(window, exp.Var):
         if window.name.lower() not in named:
-            raise ctx.error("unknown-window", f"unknown window {window.name!r}", window)
+            known = f"; the query defines {', '.join(sorted(named))}" if named else ""
+            raise ctx.error("unknown-window", f"unknown window {window.name!r}: define it with "
+                            f"WINDOW {window.name} AS (RANGE INTERVAL '1' MINUTE PRECEDING){known}", window)
         window = named[window.name.lower()]
     unit = window.args["kind"].upper()
-    return n.RelationWindow(unit, _bound(ctx, window.args.get("start"), unit),
-                            _bound(ctx, window.args.get("end"), unit))
+    preceding = _bound(ctx, window, "start", unit)
+    following = _bound(ctx, window, "end", unit)
+    if following > preceding:
+        raise ctx.error("window-bound", "the window ends before it starts: its first bound must reach back "
+                        "at least as far as its second", window)
+    return n.RelationWindow(unit, preceding, following)
 
 
-def _bound(ctx: Context, value, unit: str) -> int:
-    if value is None or value == "CURRENT ROW":
+def _bound(ctx: Context, window: exp.WindowSpec, which: str, unit: str) -> int:
+    """How far back one bound of an s-Server window reaches: rows (ROWS) or milliseconds (RANGE)."""
+    value = window.args.get(which)
+    if value is None or str(value).upper() == "CURRENT ROW":
         return 0
-    if unit == "ROWS" and isinstance(value, exp.Literal):
+    where = value if isinstance(value, exp.Expr) else window
+    example = "ROWS 5 PRECEDING" if unit == "ROWS" else "RANGE INTERVAL '1' MINUTE PRECEDING"
+    if (window.args.get(f"{which}_side") or "").upper() != "PRECEDING":
+        raise ctx.error("window-bound", f"a join window looks back from each row: write {example}", where)
+    if unit == "ROWS" and isinstance(value, exp.Literal) and re.fullmatch(r"\d+", value.name):
         return int(value.name)
-    millis = cond.interval_ms(value) if isinstance(value, exp.Expr) else None
+    millis = cond.interval_ms(value) if unit == "RANGE" and isinstance(value, exp.Expr) else None
     if millis is None:
-        raise ctx.error("window-bound", f"unsupported window bound {value}", value if isinstance(value, exp.Expr) else None)
+        raise ctx.error("window-bound", f"unsupported window bound {where.sql() if where is value else value}: "
+                        f"write {example}", where)
+    if millis < 0:
+        raise ctx.error("window-bound", f"a window bound cannot be negative: write {example}", where)
     return millis
-
-
-def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
-    """CREATE STREAM|TABLE name (columns ...) WITH (...) in the ksqlDB, Flink or s-Server form."""
-    name = table_name(create.this)
-    props = {p.name: p.args["value"].name for p in create.args.get("properties") or []}
-    columns, keys, virtual, proctime = {}, [], [], None
-    for column in create.args.get("columns") or []:
-        cname = column.this.name
-        if column.args.get("computed") is not None:
-            if "PROCTIME" in column.args["computed"].sql().upper():
-                columns[cname], proctime = SqlType.parse("TIMESTAMP_LTZ(3) PROCTIME"), cname
-            continue
-        columns[cname] = SqlType.parse(column.args["type_text"].name)
-        if column.args.get("key"):
-            keys.append(cname)
-        if column.args.get("metadata") or column.args.get("virtual"):
-            virtual.append(cname)
-    keys += [k.name for k in create.args.get("primary_key") or []]
-    watermarks = create.args.get("watermarks") or []
-    timestamp = watermarks[0].this.name if watermarks else props.get("timestamp")
-    delay = None
-    if watermarks and isinstance(watermarks[0].expression, exp.Sub):
-        delay = cond.interval_ms(watermarks[0].expression.right.unnest())
-    kind = create.args["kind"].lower()
-    if ctx.flavour.ddl_kind_from_key:  # no key = append-only stream; key + watermark = versioned table
-        kind = "stream" if not keys else ("versioned_table" if timestamp else "table")
-    key_format = props.get("key_format") or props.get("key.format") or "KAFKA"
-    value_format = props.get("value_format") or props.get("value.format") or props.get("format") or "JSON"
-    partitions = props.get("partitions")
-    try:
-        return SourceDef(name, kind, props.get("kafka_topic") or props.get("topic") or name,
-                         int(partitions) if partitions else None, tuple(keys), columns,
-                         key_format.upper(), value_format.upper(), timestamp, proctime, delay, tuple(virtual))
-    except ValueError as error:
-        raise ctx.error("source-definition", str(error), create.this) from None

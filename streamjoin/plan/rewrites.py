@@ -9,6 +9,7 @@ from typing import Callable
 from sqlglot import exp
 
 from streamjoin.plan import nodes as P
+from streamjoin.plan.catalog import SourceDef
 
 
 def walk(node: P.PlanNode):
@@ -26,6 +27,17 @@ def retopic(node: P.PlanNode, rename: Callable[[str], str]) -> P.PlanNode:
         changes["source"] = replace(node.source, topic=rename(node.source.topic))
     if isinstance(node, P.Sink):
         changes["topic"] = rename(node.topic)
+    return replace(node, **changes) if changes else node
+
+
+def redefine_sources(node: P.PlanNode, change: Callable[[SourceDef], SourceDef]) -> P.PlanNode:
+    """The same plan with every Source's definition (and the columns it reads) passed through
+    `change`."""
+    changes = {name: redefine_sources(getattr(node, name), change) for name in ("child", "left", "right")
+               if isinstance(getattr(node, name, None), P.PlanNode)}
+    if isinstance(node, P.Source):
+        changes["source"] = change(node.source)
+        changes["columns"] = dict(changes["source"].columns)
     return replace(node, **changes) if changes else node
 
 

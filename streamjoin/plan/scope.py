@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from streamjoin.plan.catalog import Catalog, SourceDef
-from streamjoin.dialect.errors import StreamJoinError, span
+from streamjoin.dialect.errors import StreamJoinError, error_at
 from streamjoin.dialect.flavours import Flavour
-from streamjoin.dialect.types import SqlType
+from streamjoin.dialect.types import SqlType, TypeSyntaxError
 
 PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
 
@@ -23,10 +23,11 @@ class Context:
     flavour: Flavour
     catalog: Catalog
     settings: dict = field(default_factory=dict)
+    statement: exp.Expr | None = None  # the one being planned
 
     def error(self, rule: str, message: str, node: exp.Expr | None = None) -> StreamJoinError:
-        start, end = span(node)
-        return StreamJoinError(message, rule, sql=self.sql, file=self.file, start=start, end=end)
+        """The error at `node` (at worst at the statement being planned)."""
+        return error_at(message, rule, node, sql=self.sql, file=self.file, fallback=self.statement)
 
     def option(self, name: str, default: bool = False) -> bool:
         """`SET 'streamjoin.<name>'='true'` or the case setting of the same name, else `default`
@@ -79,9 +80,12 @@ class SelectScope:
         self.ctx, self.entries = ctx, list(entries or [])
         self.using: dict[str, str] = {}  # USING/NATURAL column (lower) -> alias that provides it
 
-    def add(self, entry: ScopeEntry) -> None:
+    def add(self, entry: ScopeEntry, written: exp.Expr | None = None) -> None:
+        """`written`: the relation as the query names it (where a duplicate alias is reported)."""
         if self.find(entry.alias):
-            raise self.ctx.error("duplicate-alias", f"relation alias {entry.alias!r} is used twice")
+            name = entry.source.name if entry.source else entry.alias
+            raise self.ctx.error("duplicate-alias", f"relation alias {entry.alias!r} is used twice: give each "
+                                 f"its own alias, e.g. FROM {name} a JOIN {name} b", written)
         self.entries.append(entry)
 
     def find(self, alias: str) -> ScopeEntry | None:
@@ -94,6 +98,12 @@ class SelectScope:
         return (by_source or by_suffix or [None])[0]
 
     def resolve_column(self, column: exp.Column) -> exp.Column:
+        resolved = self._resolve_column(column)
+        if column.this.meta_get("start") is not None:  # where it was written, for later errors
+            resolved.this.meta.update({k: column.this.meta[k] for k in ("line", "col", "start", "end")})
+        return resolved
+
+    def _resolve_column(self, column: exp.Column) -> exp.Column:
         name, qual = column.name, qualifier(column)
         if qual:
             entry = self.find(qual)
@@ -131,7 +141,10 @@ class SelectScope:
     def type_of(self, expression: exp.Expr) -> SqlType | None:
         """The declared type of a resolved column or CAST target; None when unknown."""
         if isinstance(expression, exp.Cast):
-            return SqlType.parse(expression.to.sql())
+            try:
+                return SqlType.parse(expression.to.sql())
+            except TypeSyntaxError as error:
+                raise self.ctx.error("cast-type", f"CAST to {expression.to.sql()}: {error}", expression.to) from None
         if isinstance(expression, exp.Column) and expression.table:
             entry = self.find(expression.table)
             return entry.columns.get(entry.column(expression.name)) if entry else None

@@ -18,7 +18,7 @@ from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relatio
 
 def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     scope = SelectScope(ctx)
-    windows = {w.alias.lower(): w.args.get("spec") for w in select.args.get("windows") or []}
+    windows = {w.name.lower(): w.args.get("spec") for w in select.args.get("windows") or []}
     from_ = select.args.get("from_")
     if from_ is None:
         raise ctx.error("missing-from", "a streaming query needs a FROM clause", select)
@@ -27,8 +27,11 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     laterals = [(lateral, ScopeEntry(lateral.alias or "element", {lateral.alias or "element": None}, "stream"))
                 for lateral in select.args.get("laterals") or []]
     # every relation is visible before WHERE is resolved: comma joins take their condition from it
-    for entry in current.entries + [e for _, right, _ in rights for e in right.entries] + [e for _, e in laterals]:
-        scope.add(entry)
+    written = [(from_.this, current.entries), *((join.this, right.entries) for join, right, _ in rights),
+               *((lateral, [entry]) for lateral, entry in laterals)]
+    for node, entries in written:
+        for entry in entries:
+            scope.add(entry, node)
     where = [scope.resolve(c) for c in cond.conjuncts(select.args["where"].this)] if select.args.get("where") else []
     key_label = None
     for join, right, temporal_arg in rights:

@@ -12,8 +12,9 @@ from streamjoin.runtime.compiler import source_serde
 from streamjoin.serde.formats import SerdeSpec
 from streamjoin.plan import plan_program
 from streamjoin.plan import nodes as P
-from streamjoin.plan.rewrites import retopic, split_repartitions, walk
+from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.compiled import CompiledQuery
+from streamjoin.app.compiling import compile_program
 
 
 def case_catalog(case: Case) -> Catalog:
@@ -64,11 +65,8 @@ def plan_case(case: Case, topic_prefix: str) -> PlannedCase:
     program = plan_program(case.sql, catalog, case.dialect, settings=case.settings)
     if not program.queries:
         raise ValueError("the case's sql holds no query")
-    rename = lambda topic: topic_prefix + topic  # noqa: E731
-    queries = [CompiledQuery(sub, case.dialect) for q in program.queries
-               for sub in split_repartitions(retopic(q.root, rename))]
-    for query in queries:
-        query.sink_serde  # compile now: errors belong to the statement, before any input
+    # compiled now: errors belong to the statement, before any input
+    queries = compile_program(program, rename=lambda topic: topic_prefix + topic)
     partitions = _partitions(queries, program.catalog, case.settings, topic_prefix)
     return PlannedCase(queries, program.catalog, topic_prefix, partitions, program.queries[-1].key_columns)
 

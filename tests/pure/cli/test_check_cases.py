@@ -66,3 +66,15 @@ def test_expected_error_substrings_are_checked():
         "expect_error": {"contains": ["WITHIN", "no such words"]},
     })
     assert "no such words" in check_case(case)
+
+
+@pytest.mark.parametrize("expect_error", [{"contains": ["unknown function NOSUCHFN"]}, None])
+def test_what_fails_only_once_compiled_is_checked_too(expect_error):
+    """An unknown function plans (the planner does not know functions) but does not compile."""
+    case = Case.from_json({
+        "id": "f", "dialect": "ksqldb", "sql": "SELECT NOSUCHFN(v) AS x FROM l;", "expect_error": expect_error,
+        "sources": [{"name": "l", "kind": "stream", "topic": "l", "partitions": 1, "key": ["id"],
+                     "columns": {"id": "STRING", "v": "STRING"}}],
+    })
+    reason = check_case(case)
+    assert reason is None if expect_error else reason.startswith("rejected: 1:8: [unknown-function]")

@@ -36,7 +36,7 @@ CASES = {
                                     CreateRelation),
     "csas with emit": Case("ksqldb", "CREATE STREAM x WITH (PARTITIONS=6) AS SELECT * FROM a JOIN b WITHIN 10 SECONDS "
                            "ON a.id = b.id EMIT CHANGES", CreateRelation,
-                           lambda t: isinstance(t.expression, StreamQuery) and t.expression.args["emit"] == "CHANGES"),
+                           lambda t: isinstance(t.expression, StreamQuery) and t.expression.args["emit"].name == "CHANGES"),
     "partition by": Case("ksqldb", "SELECT * FROM products PARTITION BY product_id", StreamQuery),
     "within grace": Case("ksqldb", "SELECT * FROM l JOIN r WITHIN 15 SECONDS GRACE PERIOD 5 SECONDS ON l.id = r.id",
                          SourceTable, lambda t: t.find(SourceTable).args["within"].args["grace"].millis == 5000),

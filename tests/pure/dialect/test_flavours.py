@@ -24,6 +24,7 @@ SWITCHES = {
     "upper_case_sink_topic": (True, False, False, False),
     "create_kind_must_match": (True, False, False, False),
     "ddl_kind_from_key": (False, True, False, False),
+    "table_requires_primary_key": (True, False, True, False),
     "join_model": (JoinModel.KEYED, JoinModel.RELATIONAL, JoinModel.KEYED, JoinModel.WINDOWED),
     "implicit_key_join": (False, False, True, False),
     "on_sides_single_table": (False, False, True, False),
@@ -39,6 +40,7 @@ SWITCHES = {
     "concat_skips_nulls": (True, False, False, False),
     "zero_based_substring": (False, False, True, False),
     "double_quoted_strings": (False, False, True, False),
+    "cast_failure_is_null": (True, False, False, False),
 }
 
 
@@ -86,8 +88,9 @@ def test_expression_options_come_from_the_switches(name):
     f = FLAVOURS[name]
     options = expr_options(name)
     assert options == ExprOptions.of(f)
-    assert (options.concat_skips_nulls, options.zero_based_substring, options.double_quoted_strings) == \
-        (f.concat_skips_nulls, f.zero_based_substring, f.double_quoted_strings)
+    assert (options.concat_skips_nulls, options.zero_based_substring, options.double_quoted_strings,
+            options.cast_failure_is_null) == \
+        (f.concat_skips_nulls, f.zero_based_substring, f.double_quoted_strings, f.cast_failure_is_null)
 
 
 def test_default_expression_options_are_ksqldb():

@@ -1,0 +1,219 @@
+"""The bad-SQL corpus: statements a person could write that must each fail at plan time with a
+rule and the position of the offending text, never a Python traceback, never accepted with a
+changed meaning. Each case is a query file in a folder of its flavour, beside the `sources.sql`
+below; `sql` is the file's text (bytes where the encoding is the point). The expected line and
+column are where the error points, the rule is its name (docs/sql-reference.md lists them).
+
+Left out on purpose (another issue's scope): type mismatches in WHERE/HAVING comparisons,
+ksqlDB column naming, identifier case folding, WITH properties beyond the ones checked here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+K, F, L, S = "ksqldb", "flink", "lenses", "sqlstream"
+
+
+@dataclass(frozen=True)
+class Case:
+    sql: str | bytes
+    flavour: str
+    rule: str
+    line: int
+    col: int
+
+
+# Each flavour's sources.sql: the relations the cases read.
+SOURCES = {
+    "ksqldb": """-- dialect: ksqldb
+CREATE STREAM pageviews (userid STRING KEY, viewtime BIGINT, pageid STRING)
+  WITH (kafka_topic='pageviews', value_format='JSON', partitions=2, timestamp='viewtime');
+CREATE STREAM clicks (userid STRING KEY, url STRING, ts BIGINT)
+  WITH (kafka_topic='clicks', value_format='JSON', partitions=2);
+CREATE TABLE users (userid STRING PRIMARY KEY, regionid STRING, age INT)
+  WITH (kafka_topic='users', value_format='JSON', partitions=2);
+CREATE TABLE regions (regionid STRING PRIMARY KEY, name STRING)
+  WITH (kafka_topic='regions', value_format='JSON', partitions=4);
+""",
+    "flink": """-- dialect: flink
+CREATE TABLE orders (order_id STRING, product_id STRING, amount INT, note STRING,
+  order_time TIMESTAMP(3), WATERMARK FOR order_time AS order_time - INTERVAL '5' SECOND)
+  WITH ('connector' = 'kafka', 'topic' = 'orders', 'value.format' = 'json');
+CREATE TABLE shipments (ship_id STRING, ship_order STRING, ship_time TIMESTAMP(3),
+  WATERMARK FOR ship_time AS ship_time) WITH ('topic' = 'shipments');
+CREATE TABLE products (product_id STRING, price DECIMAL(10, 2), update_time TIMESTAMP(3),
+  PRIMARY KEY (product_id) NOT ENFORCED, WATERMARK FOR update_time AS update_time) WITH ('topic' = 'products');
+CREATE TABLE labels (label_id STRING, label STRING, PRIMARY KEY (label_id) NOT ENFORCED) WITH ('topic' = 'labels');
+CREATE TABLE visits (url STRING, proc AS PROCTIME()) WITH ('topic' = 'visits');
+""",
+    "lenses": """-- dialect: lenses
+CREATE TABLE customers (_key INT PRIMARY KEY, id INT, name STRING)
+  WITH (kafka_topic='customers', value_format='JSON', partitions=1);
+CREATE STREAM orders (_key INT KEY, customer_id INT, item STRING)
+  WITH (kafka_topic='orders', value_format='JSON', partitions=1);
+CREATE STREAM payments (_key INT KEY, paid INT)
+  WITH (kafka_topic='payments', value_format='JSON', partitions=1);
+CREATE STREAM readings (_key STRING KEY, meter_id INT, nested ARRAY<INT>)
+  WITH (kafka_topic='readings', value_format='JSON', partitions=1);
+""",
+    "sqlstream": """-- dialect: sqlstream
+CREATE STREAM order_quantity (order_time TIMESTAMP, ticker VARCHAR(5), quantity INTEGER);
+CREATE STREAM stock_price (price_time TIMESTAMP, symbol VARCHAR(5), price INTEGER);
+CREATE TABLE animals (animal_id INTEGER PRIMARY KEY, name VARCHAR(10), edible BOOLEAN);
+CREATE STREAM sightings (row_id INTEGER, seen_id INTEGER);
+""",
+}
+
+CASES = [
+    # -- reading the file: empty, comments only, bytes that are not UTF-8, an unknown dialect
+    Case(b'', K, "no-query", 1, 1),
+    Case(b'-- nothing but a comment\n', K, "no-query", 1, 1),
+    Case(b';;;', K, "no-query", 1, 1),
+    Case(b'\n\n   \n', F, "no-query", 1, 1),
+    Case(b'SELECT * FROM pageviews;\n\xff\xfe garbage', K, "encoding", 2, 1),
+    Case(b'\x89PNG\r\n\x1a\n\x00\x00', F, "encoding", 1, 1),
+    Case(b"SELECT STREAM item FROM orders WHERE item = 'caf\xe9';", L, "encoding", 1, 49),
+    Case(b'-- dialect: sqlstreem\nSELECT STREAM * FROM order_quantity;', S, "dialect", 1, 13),
+    # -- tokens and syntax: unterminated strings, names and comments; statements that end early
+    Case("SELECT * FROM pageviews WHERE pageid = 'home;", K, "syntax", 1, 40),
+    Case('SELECT "order_id FROM orders;', F, "syntax", 1, 8),
+    Case("SELECT STREAM `item FROM orders;", L, "syntax", 1, 15),
+    Case("SELECT STREAM * FROM order_quantity /* never closed", S, "syntax", 1, 37),
+    Case("SELECT * FROM", K, "syntax", 1, 10),
+    Case("SELECT * FROM pageviews WHERE", K, "syntax", 1, 25),
+    Case("SELECT order_id FROM orders WHERE amount >", F, "syntax", 1, 42),
+    Case("SELECT STREAM item FROM orders PARTITION BY;", L, "syntax", 1, 32),
+    Case("SELECT * FROM pageviews EMIT SOMETIME;", K, "syntax", 1, 30),
+    Case("CREATE STREAM s (id STRING KEY, v FOO) WITH (kafka_topic='s');", K, "syntax", 1, 35),
+    Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic=);", K, "syntax", 1, 51),
+    Case("SELECT * FROM pageviews p JOIN clicks c WITHIN 5 WEEKS ON p.userid = c.userid;", K, "syntax", 1, 50),
+    # -- statements streamjoin does not run
+    Case("DROP", K, "unsupported-statement", 1, 1),
+    Case("DROP STREAM pageviews;", K, "unsupported-statement", 1, 1),
+    Case("SELECT * FROM pageviews;\nTERMINATE q1;", K, "unsupported-statement", 2, 1),
+    Case("EXPLAIN SELECT * FROM orders;", F, "unsupported-statement", 1, 1),
+    Case("CREATE VIEW v AS SELECT * FROM orders;", F, "unsupported-statement", 1, 1),
+    Case("SHOW TABLES;", L, "unsupported-statement", 1, 1),
+    Case("INSERT INTO out_stream VALUES (1, 2);", S, "unsupported-statement", 1, 32),
+    Case("CREATE TABLE t (userid STRING PRIMARY KEY, v INT) WITH (kafka_topic='t', value_format='JSON');", K, "no-query", 1, 1),
+    Case("CREATE STREAM s (a INTEGER);\nCREATE STREAM s (b INTEGER);", S, "duplicate-relation", 2, 15),
+    Case("SELECT FROM pageviews;", K, "empty-select", 1, 1),
+    Case("SELECT STREAM order_quantity.ticker;", S, "missing-from", 1, 1),
+    # -- nesting deeper than MAX_NESTING degrades to a positioned error
+    Case("SELECT * FROM pageviews WHERE viewtime > " + "(" * 150 + "1" + ")" * 150 + ";", K, "too-deeply-nested", 1, 142),
+    Case("SELECT order_id FROM orders WHERE " + " OR ".join(f"amount = {i}" for i in range(120)) + ";", F, "too-deeply-nested", 1, 370),
+    Case("SELECT STREAM " + "concat(" * 110 + "item" + ", 'x')" * 110 + " AS c FROM orders;", L, "too-deeply-nested", 1, 721),
+    Case("SELECT STREAM * FROM order_quantity WHERE quantity > " + "(" * 5000 + "1" + ")" * 5000 + ";", S, "too-deeply-nested", 1, 154),
+    # -- declarations: properties, column types, keys, formats, event time
+    Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic='s', partitions='abc');", K, "property-value", 1, 67),
+    Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic='s', partitions=-3);", K, "property-value", 1, 67),
+    Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic='s', partitions=0);", K, "property-value", 1, 67),
+    Case("CREATE STREAM s (_key INT KEY) WITH (kafka_topic='s', partitions=1.5);", L, "property-value", 1, 66),
+    Case("CREATE STREAM s (id STRING KEY, v DECIMAL(2, 5)) WITH (kafka_topic='s');", K, "column-type", 1, 33),
+    Case("CREATE TABLE t (a STRING, p DECIMAL(40, 2)) WITH ('topic' = 't');", F, "column-type", 1, 27),
+    Case("CREATE STREAM s (id STRING KEY, v ARRAY<INT) WITH (kafka_topic='s');", K, "syntax", 1, 44),
+    Case("CREATE STREAM s (id STRING KEY, id INT) WITH (kafka_topic='s');", K, "duplicate-column", 1, 33),
+    Case("CREATE TABLE t (a STRING, A INT) WITH ('topic' = 't');", F, "duplicate-column", 1, 27),
+    Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic='s', value_format='AVRO');", K, "format", 1, 69),
+    Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic='s', key_format='PROTOBUF');", K, "format", 1, 67),
+    Case("CREATE TABLE t (a STRING) WITH ('topic' = 't', 'format' = 'avro');", F, "format", 1, 59),
+    Case("CREATE STREAM s (a STRING KEY, b STRING KEY, v INT) WITH (kafka_topic='s');", K, "format", 1, 32),
+    Case("CREATE STREAM s (a BOOLEAN KEY, v INT) WITH (kafka_topic='s');", K, "format", 1, 18),
+    Case("CREATE STREAM s (a STRING KEY, v INT) WITH (kafka_topic='s', key_format='NONE');", K, "format", 1, 73),
+    Case("CREATE STREAM s (a STRING KEY, v INT, w INT) WITH (kafka_topic='s', value_format='KAFKA');", K, "format", 1, 82),
+    Case("CREATE STREAM s (_key INT KEY, tags ARRAY<STRING>) WITH (kafka_topic='s', value_format='DELIMITED');", L, "format", 1, 88),
+    Case("CREATE TABLE t (id STRING, v INT) WITH (kafka_topic='t');", K, "table-primary-key", 1, 14),
+    Case("CREATE TABLE t (id INT, v INT) WITH (kafka_topic='t');", L, "table-primary-key", 1, 14),
+    Case("CREATE STREAM s (id STRING KEY, ts STRING) WITH (kafka_topic='s', timestamp='ts');", K, "timestamp-column", 1, 77),
+    Case("CREATE STREAM s (id STRING KEY, ts BIGINT) WITH (kafka_topic='s', timestamp='tss');", K, "unknown-column", 1, 77),
+    Case("CREATE TABLE t (a STRING, PRIMARY KEY (b) NOT ENFORCED) WITH ('topic' = 't');", F, "unknown-column", 1, 40),
+    Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3), WATERMARK FOR nope AS nope) WITH ('topic' = 't');", F, "unknown-column", 1, 58),
+    Case("CREATE TABLE t (a STRING, ts STRING, WATERMARK FOR ts AS ts) WITH ('topic' = 't');", F, "watermark", 1, 52),
+    Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5') WITH ('topic' = 't');", F, "interval", 1, 78),
+    Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts + INTERVAL '5' SECOND) WITH ('topic' = 't');", F, "watermark", 1, 64),
+    Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '-5' SECOND) WITH ('topic' = 't');", F, "watermark", 1, 78),
+    Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3), u TIMESTAMP(3), WATERMARK FOR ts AS ts, WATERMARK FOR u AS u) WITH ('topic' = 't');", F, "watermark", 1, 98),
+    Case("CREATE TABLE t (a STRING, b INT, total AS b * 2) WITH ('topic' = 't');", F, "computed-column", 1, 34),
+    Case("CREATE TABLE t (a STRING, off BIGINT METADATA FROM 'offset' VIRTUAL) WITH ('topic' = 't');", F, "metadata-column", 1, 27),
+    Case("CREATE TABLE t (a STRING, ts STRING METADATA FROM 'timestamp') WITH ('topic' = 't');", F, "metadata-column", 1, 27),
+    Case("CREATE STREAM s;", S, "no-columns", 1, 15),
+    # -- sinks: their properties and what their formats can hold
+    Case("CREATE STREAM out WITH (value_format='AVRO') AS SELECT * FROM pageviews;", K, "format", 1, 38),
+    Case("CREATE STREAM out WITH (key_format='XML') AS SELECT * FROM pageviews;", K, "format", 1, 36),
+    Case("CREATE STREAM out WITH (partitions=0) AS SELECT * FROM pageviews;", K, "property-value", 1, 36),
+    Case("CREATE STREAM out WITH (kafka_topic='out', partitions='six') AS SELECT * FROM pageviews;", K, "property-value", 1, 55),
+    Case("CREATE STREAM out WITH (value_format='KAFKA') AS SELECT pageid, viewtime FROM pageviews;", K, "format", 1, 38),
+    Case("CREATE STREAM out WITH (key_format='NONE') AS SELECT * FROM pageviews;", K, "format", 1, 36),
+    Case("CREATE STREAM out AS SELECT * FROM pageviews;\nCREATE STREAM out AS SELECT * FROM clicks;", K, "duplicate-relation", 2, 15),
+    # -- clauses a continuous query cannot honour, subqueries, aliases
+    Case("SELECT * FROM pageviews EMIT FINAL;", K, "emit-final", 1, 25),
+    Case("SELECT * FROM pageviews LIMIT 5;", K, "unsupported-clause", 1, 31),
+    Case("SELECT order_id FROM orders ORDER BY order_time;", F, "unsupported-clause", 1, 38),
+    Case("SELECT DISTINCT product_id FROM orders;", F, "unsupported-clause", 1, 1),
+    Case("SELECT pageid, COUNT(*) AS n FROM pageviews GROUP BY pageid HAVING COUNT(*) > 1;", K, "unsupported-clause", 1, 68),
+    Case("SELECT order_id FROM orders UNION SELECT ship_order FROM shipments;", F, "unsupported-clause", 1, 1),
+    Case("WITH big AS (SELECT * FROM orders WHERE amount > 10) SELECT order_id FROM big;", F, "unsupported-clause", 1, 6),
+    Case("SELECT * FROM pageviews WHERE pageid IN (SELECT regionid FROM users);", K, "subquery", 1, 49),
+    Case("SELECT * FROM pageviews p JOIN (SELECT * FROM users) u ON p.userid = u.userid;", K, "subquery", 1, 40),
+    Case("SELECT STREAM o.item FROM (SELECT STREAM * FROM orders) o;", L, "subquery", 1, 42),
+    Case("SELECT STREAM * FROM order_quantity AS a, order_quantity AS a WHERE a.ticker = a.ticker;", S, "duplicate-alias", 1, 43),
+    Case("SELECT * FROM pageviews JOIN pageviews WITHIN 1 SECOND ON pageviews.userid = pageviews.userid;", K, "duplicate-alias", 1, 30),
+    # -- join windows and the time clauses of the other join models; INTERVALs; s-Server windows
+    Case("SELECT * FROM pageviews p JOIN clicks c GRACE PERIOD 5 SECONDS ON p.userid = c.userid;", K, "grace-without-within", 1, 41),
+    Case("SELECT STREAM o.item FROM orders o JOIN payments p ON o._key = p._key GRACE PERIOD 5s;", L, "grace-without-within", 1, 71),
+    Case("SELECT * FROM pageviews p JOIN clicks c WITHIN 999999999999 DAYS ON p.userid = c.userid;", K, "duration", 1, 48),
+    Case("SELECT * FROM pageviews p JOIN clicks c WITHIN 1 SECOND GRACE PERIOD 99999999999999 DAYS ON p.userid = c.userid;", K, "duration", 1, 70),
+    Case("SELECT o.order_id FROM orders o JOIN shipments s WITHIN 1 HOURS ON o.order_id = s.ship_order;", F, "time-clause", 1, 50),
+    Case("SELECT STREAM a.ticker FROM order_quantity a JOIN stock_price b WITHIN 1 MINUTE ON a.ticker = b.symbol;", S, "time-clause", 1, 65),
+    Case("SELECT * FROM pageviews OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS p JOIN clicks c WITHIN 1 SECOND ON p.userid = c.userid;", K, "time-clause", 1, 46),
+    Case("SELECT o.order_id FROM orders OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS o;", F, "time-clause", 1, 52),
+    Case("SELECT * FROM pageviews p JOIN users FOR SYSTEM_TIME AS OF p.viewtime AS u ON p.userid = u.userid;", K, "time-clause", 1, 60),
+    Case("SELECT o.order_id FROM orders FOR SYSTEM_TIME AS OF PROCTIME() AS o JOIN products p ON o.product_id = p.product_id;", F, "time-clause", 1, 53),
+    Case("SELECT o.order_id, p.price FROM orders o JOIN products FOR SYSTEM_TIME AS OF o.note AS p ON o.product_id = p.product_id;", F, "temporal-time-attribute", 1, 78),
+    Case("SELECT o.order_id, l.label FROM orders o JOIN labels FOR SYSTEM_TIME AS OF o.order_time AS l ON o.product_id = l.label_id;", F, "temporal-versioned-table", 1, 47),
+    Case("SELECT o.order_id FROM orders o JOIN shipments s ON o.order_id = s.ship_order AND o.order_time BETWEEN s.ship_time - INTERVAL '4' AND s.ship_time;", F, "interval", 1, 127),
+    Case("SELECT o.order_id FROM orders o JOIN shipments s ON o.order_id = s.ship_order AND o.order_time BETWEEN s.ship_time - INTERVAL 'x' HOUR AND s.ship_time;", F, "interval", 1, 127),
+    Case("SELECT o.order_id FROM orders o JOIN shipments s ON o.order_id = s.ship_order AND o.order_time BETWEEN s.ship_time - INTERVAL '1' MONTH AND s.ship_time;", F, "interval", 1, 127),
+    Case("SELECT viewtime + INTERVAL 'x' HOUR AS t FROM pageviews;", K, "interval", 1, 28),
+    Case("SELECT STREAM * FROM order_quantity OVER (RANGE INTERVAL '-1' MINUTE PRECEDING) AS a JOIN stock_price OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS b ON a.ticker = b.symbol;", S, "window-bound", 1, 58),
+    Case("SELECT STREAM * FROM order_quantity OVER (RANGE INTERVAL '1' MINUTE FOLLOWING) AS a JOIN stock_price AS b ON a.ticker = b.symbol;", S, "window-bound", 1, 58),
+    Case("SELECT STREAM * FROM order_quantity OVER (ROWS 'x' PRECEDING) AS a JOIN stock_price AS b ON a.ticker = b.symbol;", S, "window-bound", 1, 48),
+    Case("SELECT STREAM * FROM order_quantity OVER (RANGE UNBOUNDED PRECEDING) AS a JOIN stock_price AS b ON a.ticker = b.symbol;", S, "window-bound", 1, 22),
+    Case("SELECT STREAM * FROM order_quantity OVER (RANGE BETWEEN INTERVAL '1' MINUTE PRECEDING AND INTERVAL '5' MINUTE PRECEDING) AS a JOIN stock_price AS b ON a.ticker = b.symbol;", S, "window-bound", 1, 66),
+    Case("SELECT STREAM * FROM order_quantity OVER w AS a JOIN stock_price OVER w AS b ON a.ticker = b.symbol;", S, "unknown-window", 1, 42),
+    Case("SELECT STREAM * FROM order_quantity OVER (RANGE INTERVAL '1' PRECEDING) AS a JOIN stock_price AS b ON a.ticker = b.symbol;", S, "interval", 1, 58),
+    # -- expressions that fail only once compiled
+    Case("SELECT NOSUCHFN(userid) AS x FROM pageviews;", K, "unknown-function", 1, 8),
+    Case("SELECT order_id, FROB(amount, 2) AS f FROM orders;", F, "unknown-function", 1, 18),
+    Case("SELECT STREAM nosuch(item) FROM orders;", L, "unknown-function", 1, 15),
+    Case("SELECT STREAM NOSUCHFN(ticker) AS t FROM order_quantity;", S, "unknown-function", 1, 15),
+    Case("SELECT CAST(viewtime AS DECIMAL(2, 5)) AS d FROM pageviews;", K, "cast-type", 1, 33),
+    Case("SELECT CAST(amount AS GEOMETRY) AS g FROM orders;", F, "cast-type", 1, 13),
+    Case("SELECT pageid, viewtime FROM pageviews GROUP BY pageid;", K, "group-by", 1, 16),
+    Case("SELECT order_id, ROW_NUMBER() OVER (PARTITION BY product_id ORDER BY order_time) AS n FROM orders;", F, "window-function", 1, 18),
+    Case("SELECT STREAM cardinality(nested, 2) FROM readings;", L, "function-arguments", 1, 15),
+    Case("SELECT STREAM quantity = INTERVAL '1' MINUTE AS b FROM order_quantity;", S, "interval", 1, 35),
+    # -- more of each kind, in the flavours that have fewer above
+    Case("SELECT STREAM o.item FROM orders o JOIN payments p WITHIN 999999999999d ON o._key = p._key;", L, "duration", 1, 59),
+    Case("WITH missing AS (SELECT STREAM * FROM nowhere);", L, "unknown-relation", 1, 39),
+    Case("SELECT STREAM item FROM orders LIMIT 10;", L, "unsupported-clause", 1, 38),
+    Case("SELECT TABLE c.name FROM customers c JOIN customers c;", L, "duplicate-alias", 1, 43),
+    Case("INSERT INTO out SELECT STREAM item FROM orders EMIT FINAL;", L, "emit-final", 1, 48),
+    Case("SELECT STREAM o.item FROM orders o JOIN customers FOR SYSTEM_TIME AS OF o._key AS c ON c._key = o.customer_id;", L, "time-clause", 1, 73),
+    Case("SELECT STREAM o.item FROM orders OVER (RANGE INTERVAL '1' MINUTE PRECEDING) AS o;", L, "time-clause", 1, 55),
+    Case("SELECT STREAM CAST(item AS DECIMAL(50, 2)) AS d FROM orders;", L, "cast-type", 1, 36),
+    Case("SET streamjoin.eager_outer;", L, "syntax", 1, 16),
+    Case("CREATE STREAM s (_key INT KEY, _KEY INT) WITH (kafka_topic='s');", L, "duplicate-column", 1, 32),
+    Case("SELECT STREAM o.item FROM orders o JOIN payments p ON o._key = p._key;", L, "stream-stream-window", 1, 41),
+    Case("SELECT STREAM item FROM orders WHERE item IN (SELECT name FROM customers);", L, "subquery", 1, 54),
+    Case("SELECT STREAM * FROM order_quantity ORDER BY order_time;", S, "unsupported-clause", 1, 46),
+    Case("SELECT STREAM * FROM order_quantity a JOIN animals FOR SYSTEM_TIME AS OF a.order_time AS b ON a.quantity = b.animal_id;", S, "time-clause", 1, 74),
+    Case("SELECT STREAM * FROM sightings s JOIN animals a ON s.seen_id > a.animal_id;", S, "theta-join", 1, 52),
+    Case("SELECT o.order_id FROM orders o JOIN shipments s ON o.order_id = s.ship_order GRACE PERIOD 5 SECONDS;", F, "grace-without-within", 1, 79),
+    Case("SELECT o.order_id FROM orders o JOIN visits FOR SYSTEM_TIME AS OF o.order_time AS v ON o.note = v.url;", F, "temporal-versioned-table", 1, 38),
+    Case("SELECT * FROM pageviews p JOIN clicks c WITHIN 1 SECOND ON p.userid = c.userid ORDER BY p.viewtime;", K, "unsupported-clause", 1, 89),
+    Case("SELECT * FROM pageviews p WITHIN 1 SECOND JOIN clicks c ON p.userid = c.userid;", K, "time-clause", 1, 27),
+    Case("SELECT STREAM o.item FROM orders o WITHIN 5s JOIN payments p ON o._key = p._key;", L, "time-clause", 1, 36),
+    Case("CREATE TABLE t (a STRING, b STRING, v INT, PRIMARY KEY (a, b) NOT ENFORCED) WITH ('topic' = 't');", F, "format", 1, 60),
+
+]
