@@ -5,6 +5,7 @@ joins that read its topic) with the default resources and print a short table pe
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import dagster as dg
@@ -14,6 +15,7 @@ from resources import default_resources
 from streamjoin.app.samples import prepare, print_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
+warnings.filterwarnings("ignore", category=dg.BetaWarning)  # observable source assets, on purpose
 
 
 def main(sql_dir: Path = ROOT / "sql", samples_dir: Path = ROOT / "samples") -> int:

@@ -93,19 +93,14 @@ class EngineResource(dg.ConfigurableResource):
         return Engine(self.settings()).delta_path(query)
 
     def _session(self):
-        """The `spark` resource's session, made ready for the engine (data sources registered).
-        Python workers run `sc.pythonExec`, which pyspark takes from PYSPARK_PYTHON (else
-        "python3") when the context starts; the `spark.pyspark.python` and
-        `spark.executorEnv.PYSPARK_PYTHON` confs do not change it in-process (measured: with
-        them alone workers ran the system python3 and failed, "No module named 'pyarrow'").
-        So apply the conf to the context before the data sources or any UDF capture it."""
-        from streamjoin.spark.session import prepare_session
+        """The `spark` resource's session, made ready for the engine. The engine prepares the
+        process before the (lazy) session starts its JVM: Python workers run this interpreter and
+        import pyspark from the installed package (`prepare_spark_environment`; the engine writes
+        the environment, this layer does not); then the data sources are registered."""
+        from streamjoin.spark.session import prepare_session, prepare_spark_environment
 
-        session = self.spark.spark_session
-        python = self.spark.spark_config.get("spark.pyspark.python")
-        if python:
-            session.sparkContext.pythonExec = python
-        return prepare_session(session)
+        prepare_spark_environment(self.settings())
+        return prepare_session(self.spark.spark_session)
 
     # Small admin helpers for orchestration code (the observable source topics, tests).
     def end_offsets(self, topic: str) -> dict[int, int]:

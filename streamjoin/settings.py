@@ -13,7 +13,7 @@ from typing import Mapping
 # The Spark source/sink options use the same names with a "kafka." prefix and dots, as in Spark's
 # built-in Kafka connector (e.g. "kafka.security.protocol").
 SECURITY = (
-    ("security_protocol", "STREAMJOIN_KAFKASECURITY_PROTOCOL", "security_protocol"),
+    ("security_protocol", "STREAMJOIN_KAFKA_SECURITY_PROTOCOL", "security_protocol"),
     ("sasl_mechanism", "STREAMJOIN_KAFKA_SASL_MECHANISM", "sasl_mechanism"),
     ("sasl_username", "STREAMJOIN_KAFKA_SASL_USERNAME", "sasl_plain_username"),
     ("sasl_password", "STREAMJOIN_KAFKA_SASL_PASSWORD", "sasl_plain_password"),

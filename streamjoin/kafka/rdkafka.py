@@ -20,7 +20,8 @@ from typing import Iterable, Iterator
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
-from streamjoin.kafka.records import REPLAY_HEADER
+from streamjoin.kafka.producer import bulk_producer, choose_partition, send_all
+from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 
 STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
 _KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",
@@ -45,8 +46,19 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
     """Produce Arrow rows with the columns of Spark's Kafka sink (value; optional key, topic,
     partition, headers, timestamp) and wait for every acknowledgement; raise ProduceFailed
     otherwise (at-least-once: nothing is lost silently). Each record carries the replay header
-    "<writer_id>:<batch_id>:<task>.<seq>": a replayed batch carries the same ids."""
+    "<writer_id>:<batch_id>:<task>.<seq>": a replayed batch carries the same ids.
+
+    librdkafka reads a timestamp of 0 as "now", so a write holding a record of event time 0
+    (1970-01-01T00:00:00Z) goes through kafka-python instead, which sends it as it is; the whole
+    write takes one client, so the records of a partition keep their order."""
     id_prefix = f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}."
+    records = list(_records(batches, id_prefix, default_topic))
+    if any(record.timestamp_ms == 0 for _, record in records):
+        producer = bulk_producer(client_config)
+        try:
+            return send_all(producer, records, first_sequence=task)
+        finally:
+            producer.close()
     producer = Producer({**rdkafka_config(client_config), "partitioner": "murmur2_random", "acks": "all",
                          "linger.ms": 20, "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000,
                          "queue.buffering.max.kbytes": 512 * 1024})
@@ -57,6 +69,29 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
             failures.append(f"{message.topic()}[{message.partition()}]: {error}")
 
     partitions_of: dict[str, int] = {}
+    for sequence, (topic, record) in enumerate(records):
+        partition = record.partition
+        if partition is None and record.key is None:  # round-robin by position, from the task number on
+            if topic not in partitions_of:
+                partitions_of[topic] = _partition_count(producer, topic)
+            partition = choose_partition(None, partitions_of[topic], task + sequence)
+        options = {"key": record.key, "value": record.value, "headers": list(record.headers),
+                   "on_delivery": delivered}
+        if partition is not None:
+            options["partition"] = partition
+        if record.timestamp_ms is not None:
+            options["timestamp"] = record.timestamp_ms
+        _produce(producer, topic, options)
+    unsent = producer.flush(STALL_TIMEOUT_S)
+    if unsent or failures:
+        raise ProduceFailed(f"{unsent + len(failures)} of {len(records)} records were not acknowledged"
+                            + (f", e.g. {failures[0]}" if failures else f" within {STALL_TIMEOUT_S:g} s"))
+    return len(records)
+
+
+def _records(batches: Iterable[pa.RecordBatch], id_prefix: str,
+             default_topic: str | None) -> Iterator[tuple[str, OutRecord]]:
+    """(topic, record) for every row, with its replay header."""
     sequence = 0
     for batch in batches:
         columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
@@ -68,25 +103,11 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
         topics, keys, partitions, headers, stamps = (columns.get(name, absent) for name in
                                                       ("topic", "key", "partition", "headers", "timestamp"))
         for row, value in enumerate(columns["value"]):
-            topic, key, partition = topics[row] or default_topic, keys[row], partitions[row]
-            if partition is None and key is None:  # round-robin by position, from the task number on
-                if topic not in partitions_of:
-                    partitions_of[topic] = _partition_count(producer, topic)
-                partition = (task + sequence) % partitions_of[topic]
-            options = {"key": key, "value": value, "on_delivery": delivered,
-                       "headers": [*((h["key"], h["value"]) for h in headers[row] or ()),
-                                   (REPLAY_HEADER, f"{id_prefix}{sequence}".encode())]}
-            if partition is not None:
-                options["partition"] = partition
-            if stamps[row] is not None:
-                options["timestamp"] = stamps[row]
-            _produce(producer, topic, options)
+            given = tuple((h["key"], h["value"]) for h in headers[row] or ())
+            yield topics[row] or default_topic, OutRecord(
+                keys[row], value, stamps[row], (*given, (REPLAY_HEADER, f"{id_prefix}{sequence}".encode())),
+                partitions[row])
             sequence += 1
-    unsent = producer.flush(STALL_TIMEOUT_S)
-    if unsent or failures:
-        raise ProduceFailed(f"{unsent + len(failures)} of {sequence} records were not acknowledged"
-                            + (f", e.g. {failures[0]}" if failures else f" within {STALL_TIMEOUT_S:g} s"))
-    return sequence
 
 
 def _produce(producer: Producer, topic: str, options: dict) -> None:

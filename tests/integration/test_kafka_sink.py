@@ -91,3 +91,20 @@ def test_missing_value_column_is_a_clear_error(spark, kafka_bootstrap, unique_to
     with pytest.raises(Exception, match="'value' column"):
         (frame.write.format("streamjoin_kafka").mode("append")
          .option("kafka.bootstrap.servers", kafka_bootstrap).option("topic", unique_topic).save())
+
+
+@pytest.mark.integration
+def test_the_query_sink_keeps_every_timestamp_even_epoch_zero(kafka_bootstrap, unique_topic):
+    """librdkafka reads a produce timestamp of 0 as "now": such a write takes kafka-python."""
+    import pyarrow as pa
+
+    from streamjoin.kafka.client import kafka_client_config
+    from streamjoin.kafka.rdkafka import produce_arrow
+
+    admin.create_topics(kafka_bootstrap, {unique_topic: 1})
+    for stamps in ([5, 7], [0, 9]):
+        batch = pa.record_batch({"key": [b"a", b"b"], "value": [b"1", b"2"],
+                                 "timestamp": pa.array(stamps, pa.int64()).cast(pa.timestamp("ms"))})
+        assert produce_arrow(kafka_client_config(bootstrap=kafka_bootstrap), [batch], "w", 0,
+                             default_topic=unique_topic) == 2
+    assert [r.timestamp_ms for r in admin.read_all(kafka_bootstrap, unique_topic)] == [5, 7, 0, 9]
