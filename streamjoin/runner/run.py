@@ -82,8 +82,7 @@ class Runner:
 def rejected_verdict(case: Case, error: Exception) -> CaseResult:
     if case.expect_error is None:
         return CaseResult(case.id, "ERROR", f"rejected: {str(error).splitlines()[0][:500]}")
-    message = str(error).lower()
-    missing = [s for s in case.expect_error.contains if s.lower() not in message]
+    missing = case.expect_error.missing(error)
     if missing:
         return CaseResult(case.id, "FAIL", f"error lacks {missing}: {str(error).splitlines()[0][:300]}")
     return CaseResult(case.id, "PASS")
