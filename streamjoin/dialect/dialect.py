@@ -143,7 +143,8 @@ class _Parser(parser.Parser):
 
     def _parse_relation_properties(self):
         def parse_property():
-            key = self._parse_string() or self._parse_var(any_token=False)
+            # any word: ksqlDB's keys include keywords (FORMAT, TIMESTAMP, PARTITIONS)
+            key = self._parse_string() or self._parse_var(any_token=True)
             if key is None:
                 self.raise_error("Expected a property name = value")
             while self._match(TokenType.DOT):  # unquoted Flink keys like value.format
@@ -238,7 +239,7 @@ class StreamJoin(Dialect):
     ALIAS_POST_VERSION = True  # Flink: `t FOR SYSTEM_TIME AS OF o.ts AS alias`
 
     class Tokenizer(tokens.Tokenizer):
-        pass
+        IDENTIFIERS = ['"', "`"]  # ksqlDB and Flink quote names with back-quotes
 
     Parser = _Parser
 

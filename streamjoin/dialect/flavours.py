@@ -45,6 +45,7 @@ class Flavour:
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
+    format_property_covers_key: bool = False  # WITH (FORMAT=...) sets the key format too (else value only)
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -74,6 +75,7 @@ class Ksqldb(Flavour):
     output_key = OutputKey.PROJECTED_COLUMN
     upper_case_sink_topic = True
     create_kind_must_match = True
+    format_property_covers_key = True
     join_model = JoinModel.KEYED
     equi_join_conditions_only = True
     single_key_equality = True

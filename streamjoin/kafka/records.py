@@ -85,9 +85,13 @@ def _key_tuple(serde: SerdeSpec, key: Any) -> tuple:
 
 def _value_row(serde: SerdeSpec, value: Any, ts: int) -> dict:
     if isinstance(value, dict):
+        # A JSON reader matches field names to columns ignoring case, and a missing field is NULL:
+        # the row holds each payload column under its declared name.
+        folded = {str(k).lower(): v for k, v in value.items()}
+        row = {name: value[name] if name in value else folded.get(name.lower()) for name, _ in serde.payload_columns}
         # A virtual event-time column (Flink METADATA ... VIRTUAL) is absent: it is the record ts.
-        missing_time = serde.timestamp_column and serde.timestamp_column not in value
-        return {**value, serde.timestamp_column: ts} if missing_time else value
+        missing_time = serde.timestamp_column and serde.timestamp_column.lower() not in folded
+        return {**row, serde.timestamp_column: ts} if missing_time else row
     # An unwrapped single-column value.
     (name, _), = serde.payload_columns
     return {name: value}

@@ -70,6 +70,17 @@ def interval_ms(node: exp.Expr) -> int | None:
     return None
 
 
+def duration_ms(text: str) -> int | None:
+    """'10 SECONDS', '1 second', '500 MILLISECONDS' (a WITH property value) -> milliseconds."""
+    parts = text.split()
+    if len(parts) != 2 or parts[1].upper() not in UNIT_MS:
+        return None
+    try:
+        return int(float(parts[0]) * UNIT_MS[parts[1].upper()])
+    except ValueError:
+        return None
+
+
 def _time_offset(node: exp.Expr) -> tuple[exp.Column, int] | None:
     """`col` -> (col, 0); `col - INTERVAL 'n' UNIT` -> (col, -n ms); `col + INTERVAL ...` -> +."""
     node = node.unnest()

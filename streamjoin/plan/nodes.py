@@ -257,6 +257,8 @@ class Sink(PlanNode):
     key_format: str = "KAFKA"
     value_format: str = "JSON"
     declared_kind: str | None = None
+    wrap_single_value: bool = True  # False: a single value column is written as the bare value
+    timestamp: str | None = None  # the value column whose value is the output record's timestamp
 
     @property
     def children(self):

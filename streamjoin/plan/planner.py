@@ -18,7 +18,8 @@ from streamjoin.plan.catalog import Catalog, SourceDef
 from streamjoin.dialect import CreateRelation, SetOption, StreamQuery, ViewDefinition, parse, span
 from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
-from streamjoin.plan.relations import View, declared_source, table_name
+from streamjoin.plan.ddl import Properties, declared_source, relation_name
+from streamjoin.plan.relations import View, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
 from streamjoin.dialect.types import SqlType
@@ -104,19 +105,17 @@ def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
     if isinstance(statement, ViewDefinition):
         return _plan_view(ctx, statement, views)
     if isinstance(statement, CreateRelation):
-        props = {p.name: p.args["value"].name for p in statement.args.get("properties") or []}
-        name = table_name(statement.this)
-        query = _plan_query(ctx, statement.expression, views, name, statement.args["kind"].lower(), props,
-                            statement)
+        name = relation_name(ctx, statement.this)
+        query = _plan_query(ctx, statement.expression, views, name, statement.args["kind"].lower(),
+                            Properties.of(statement), statement)
         ctx.catalog.define(_result_source(query))
         return query
     if isinstance(statement, exp.Insert):
-        target = statement.this if isinstance(statement.this, exp.Table) else statement.this.this
-        return _plan_query(ctx, statement.expression, views, table_name(target), None, {}, statement)
+        return _plan_insert(ctx, statement, views)
     if isinstance(statement, (exp.Query, StreamQuery)):
         stem = Path(ctx.file).stem if ctx.file else "query"
         name = stem if ctx.file and index == 0 else f"{stem}_{index + 1}"  # a file's query is named after it
-        return _plan_query(ctx, statement, views, name, None, {}, statement)
+        return _plan_query(ctx, statement, views, name, None, Properties({}), statement)
     raise ctx.error("unsupported-statement", f"unsupported statement {statement.key.upper()}", statement)
 
 
@@ -143,7 +142,20 @@ def _declared_kind(select: exp.Expr) -> str | None:
     return "stream" if "STREAM" in modifiers else "table" if "TABLE" in modifiers else None
 
 
-def _plan_query(ctx, query, views, sink_name, create_kind, props, statement) -> PlannedQuery:
+def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
+    """INSERT INTO a declared relation: its topic, formats and partitions, not new ones."""
+    table = insert.this if isinstance(insert.this, exp.Table) else insert.this.this
+    name = relation_name(ctx, table)
+    target = ctx.catalog.get(name)
+    if target is None:
+        return _plan_query(ctx, insert.expression, views, name, None, Properties({}), insert)
+    props = Properties({"kafka_topic": target.topic, "partitions": str(target.partitions or ""),
+                        "key_format": target.key_format, "value_format": target.value_format,
+                        "wrap_single_value": str(target.wrap_single_value).lower()})
+    return _plan_query(ctx, insert.expression, views, target.name, None, props, insert)
+
+
+def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, statement) -> PlannedQuery:
     partition_by, emit = None, None
     if isinstance(query, StreamQuery):
         partition_by, emit, query = query.args.get("partition_by"), query.args.get("emit"), query.this
@@ -156,10 +168,16 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props, statement) -> 
     partitions = props.get("partitions") or ctx.settings.get("output_partitions") or planned.partitions
     upper = ctx.flavour.upper_case_sink_topic and create_kind
     topic = props.get("kafka_topic") or (sink_name.upper() if upper else sink_name)
+    key_format, value_format = props.formats(ctx, "KAFKA", "JSON")
+    timestamp = props.get("timestamp")
+    if timestamp is not None:
+        timestamp = next((c for c in values if c.lower() == timestamp.lower()), None)
+        if timestamp is None:
+            raise ctx.error("sink-timestamp", f"TIMESTAMP names {props.get('timestamp')!r}, which is not a value "
+                            f"column of the result ({', '.join(values)})", statement)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
-                  int(partitions) if partitions else None,
-                  (props.get("key_format") or "KAFKA").upper(), (props.get("value_format") or "JSON").upper(),
-                  _declared_kind(query))
+                  int(partitions) if partitions else None, key_format, value_format, _declared_kind(query),
+                  props.flag("wrap_single_value", True), timestamp)
     start, end = span(statement)
     text = ctx.sql[start:end + 1] if start is not None else ""
     return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour, text)
@@ -171,4 +189,5 @@ def _result_source(query: PlannedQuery) -> SourceDef:
     kind = query.sink.kind
     return SourceDef(query.sink.name, kind, query.sink.topic, query.sink.partitions,
                      tuple(query.key_columns) if kind == "table" or query.key_columns else (), columns,
-                     query.sink.key_format, query.sink.value_format)
+                     query.sink.key_format, query.sink.value_format, query.sink.timestamp,
+                     wrap_single_value=query.sink.wrap_single_value)

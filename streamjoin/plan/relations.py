@@ -8,12 +8,11 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from streamjoin.plan.catalog import SourceDef
-from streamjoin.dialect.nodes import CreateRelation, SourceTable
+from streamjoin.dialect.nodes import SourceTable
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.joins import Input
 from streamjoin.plan.scope import Context, ScopeEntry, col
-from streamjoin.dialect.types import SqlType
 
 
 @dataclass
@@ -101,39 +100,3 @@ def _bound(ctx: Context, value, unit: str) -> int:
     if millis is None:
         raise ctx.error("window-bound", f"unsupported window bound {value}", value if isinstance(value, exp.Expr) else None)
     return millis
-
-
-def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
-    """CREATE STREAM|TABLE name (columns ...) WITH (...) in the ksqlDB, Flink or s-Server form."""
-    name = table_name(create.this)
-    props = {p.name: p.args["value"].name for p in create.args.get("properties") or []}
-    columns, keys, virtual, proctime = {}, [], [], None
-    for column in create.args.get("columns") or []:
-        cname = column.this.name
-        if column.args.get("computed") is not None:
-            if "PROCTIME" in column.args["computed"].sql().upper():
-                columns[cname], proctime = SqlType.parse("TIMESTAMP_LTZ(3) PROCTIME"), cname
-            continue
-        columns[cname] = SqlType.parse(column.args["type_text"].name)
-        if column.args.get("key"):
-            keys.append(cname)
-        if column.args.get("metadata") or column.args.get("virtual"):
-            virtual.append(cname)
-    keys += [k.name for k in create.args.get("primary_key") or []]
-    watermarks = create.args.get("watermarks") or []
-    timestamp = watermarks[0].this.name if watermarks else props.get("timestamp")
-    delay = None
-    if watermarks and isinstance(watermarks[0].expression, exp.Sub):
-        delay = cond.interval_ms(watermarks[0].expression.right.unnest())
-    kind = create.args["kind"].lower()
-    if ctx.flavour.ddl_kind_from_key:  # no key = append-only stream; key + watermark = versioned table
-        kind = "stream" if not keys else ("versioned_table" if timestamp else "table")
-    key_format = props.get("key_format") or props.get("key.format") or "KAFKA"
-    value_format = props.get("value_format") or props.get("value.format") or props.get("format") or "JSON"
-    partitions = props.get("partitions")
-    try:
-        return SourceDef(name, kind, props.get("kafka_topic") or props.get("topic") or name,
-                         int(partitions) if partitions else None, tuple(keys), columns,
-                         key_format.upper(), value_format.upper(), timestamp, proctime, delay, tuple(virtual))
-    except ValueError as error:
-        raise ctx.error("source-definition", str(error), create.this) from None

@@ -169,7 +169,8 @@ def source_serde(source: SourceDef) -> SerdeSpec:
     value = tuple((name, t) for name, t in source.columns.items()
                   if name not in wire_keys and not t.proctime)
     return SerdeSpec(source.key_format if key else "NONE", key, source.value_format, value,
-                     timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns))
+                     timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns),
+                     wrap_single_value=source.wrap_single_value, delimiter=source.value_delimiter)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:
@@ -213,9 +214,10 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
     untyped = any(t is None for t in key_types)
     key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
-    serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns)
+    serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns,
+                      wrap_single_value=sink.wrap_single_value)
     columns = tuple((name, _output_column(name)) for name in project.value_columns)
-    return SinkBinding(sink.topic, serde, columns)
+    return SinkBinding(sink.topic, serde, columns, timestamp_column=sink.timestamp)
 
 
 def _output_column(name: str) -> Callable[[Env], Any]:

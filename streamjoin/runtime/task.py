@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Callable, Hashable
 
 from streamjoin.expr.core import ExpressionError
+from streamjoin.serde.time import datetime_to_millis
 from streamjoin.serde.formats import DecodeError, SerdeSpec, decode, encode_key, encode_value
 from streamjoin.operators.base import RowKind, Side
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
@@ -58,6 +60,7 @@ class SinkBinding:
     columns: tuple[tuple[str, Callable[[Env], Any]], ...]
     key: Callable[[Env], tuple] | None = None
     emit_retractions: bool = False  # Flink changelog sinks; an upsert topic only wants new values
+    timestamp_column: str | None = None  # ksqlDB WITH (TIMESTAMP=...): this column's value is the record ts
 
 
 class PipelineRuntime(TaskRuntime):
@@ -143,4 +146,11 @@ class PipelineRuntime(TaskRuntime):
             return Emitted(sink.topic, encode_key(sink.serde, event.key), None, event.ts)
         key = sink.key(event.env) if sink.key else event.key
         value = {name: expr(event.env) for name, expr in sink.columns}
-        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), event.ts)
+        ts = event.ts if sink.timestamp_column is None else _millis(value[sink.timestamp_column])
+        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts)
+
+
+def _millis(value: Any) -> int:
+    if value is None:
+        raise ValueError("the TIMESTAMP column of the result is NULL")
+    return datetime_to_millis(value) if isinstance(value, datetime) else int(value)

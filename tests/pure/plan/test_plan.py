@@ -101,7 +101,7 @@ def test_ddl_and_csas_chain_update_the_catalog():
         "CREATE STREAM enriched_again AS SELECT * FROM enriched PARTITION BY url;", Catalog(), "ksqldb")
     clicks = program.catalog.get("CLICKS")
     assert (clicks.topic, clicks.partitions, clicks.key_columns) == ("clickstream", 2, ())
-    assert program.catalog.get("users").key_columns == ("userId",)
+    assert program.catalog.get("users").key_columns == ("USERID",)  # unquoted: folded
     first, second = program.queries
     assert (first.key_columns, first.value_columns, first.sink.topic) == (("UID",), ("URL",), "ENRICHED")
     assert (second.key_columns, second.value_columns) == (("URL",), ("UID",))
