@@ -42,6 +42,13 @@ class Flavour:
     star_skips_key_column: bool = False  # SELECT * leaves out the `_key` pseudo-column
     star_skips_proctime: bool = False  # SELECT * leaves out a PROCTIME() column
     output_key: OutputKey = OutputKey.NONE
+    shared_names_prefix_alias: bool = False  # a join's column whose name several inputs have is <ALIAS>_<COLUMN>
+    generated_names_count_unnamed: bool = False  # <prefix>n counts unnamed expressions (else n = position)
+    synthetic_join_key: bool = False  # FULL OUTER and expression joins are keyed by a synthetic ROWKEY column
+    join_key_must_be_projected: bool = False  # a persistent join query projects its key (option key_must_be_projected)
+    reserved_column_names: tuple[str, ...] = ()  # pseudo-column names no output column may take
+    # per-record columns every relation has without declaring them, with their types
+    pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "TIMESTAMP(3)"),)
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
@@ -54,6 +61,10 @@ class Flavour:
     single_key_equality: bool = False  # one key equality per join (option allow_multi_column_keys)
     table_right_join_stream: bool = False  # table RIGHT JOIN stream is accepted (as stream LEFT JOIN table)
     table_joins_on_primary_key: bool = False  # a table is joined on its key; else a foreign-key join
+    foreign_key_join_needs_source_table: bool = False  # a foreign-key join's left input is a declared table
+    # a deleted or unmatched left row of a foreign-key join is a tombstone even without a result row
+    # to delete (Kafka Streams; option fk_redundant_tombstones)
+    foreign_key_tombstone_without_result: bool = False
     repartitions_tables: bool = False  # a table not keyed by its join expressions is re-keyed
     repartitions_to_match_partitions: bool = False  # the input with fewer partitions is repartitioned
     zero_grace_by_default: bool = False  # a WITHIN without GRACE closes once stream time passes it
@@ -73,6 +84,12 @@ class Ksqldb(Flavour):
     expression_column_prefix = "KSQL_COL_"
     star_prefixes_alias = True
     output_key = OutputKey.PROJECTED_COLUMN
+    shared_names_prefix_alias = True
+    generated_names_count_unnamed = True
+    synthetic_join_key = True
+    join_key_must_be_projected = True
+    reserved_column_names = ("ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND")
+    pseudo_columns = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"))
     upper_case_sink_topic = True
     create_kind_must_match = True
     format_property_covers_key = True
@@ -80,6 +97,8 @@ class Ksqldb(Flavour):
     equi_join_conditions_only = True
     single_key_equality = True
     table_joins_on_primary_key = True
+    foreign_key_join_needs_source_table = True
+    foreign_key_tombstone_without_result = True
     eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
     concat_skips_nulls = True
 

@@ -55,12 +55,13 @@ __all__ = [
     "KEY_FIELD",
 ]
 
-# Row fields the decoders fill for the pseudo-columns when a relation does not declare a column
-# of that name: ROWTIME (event time, epoch ms; s-Server/ksqlDB) and _key (the record key; Lenses).
-# `_value` (Lenses) is the row itself without these two fields.
+# Row fields the task fills for the pseudo-columns when a relation does not declare a column of
+# that name: ROWTIME (event time, epoch ms), ROWPARTITION and ROWOFFSET (where the record was
+# read; ksqlDB), and _key (the record key; Lenses). `_value` (Lenses) is the row without them.
 ROWTIME_FIELD = "ROWTIME"
 KEY_FIELD = "_key"
-PSEUDO_TYPES: dict[str, SqlType | None] = {"ROWTIME": TIMESTAMP, "_KEY": None, "_VALUE": None}
+RECORD_FIELDS = (ROWTIME_FIELD, "ROWPARTITION", "ROWOFFSET", KEY_FIELD)
+_LENSES_PSEUDO: dict[str, SqlType | None] = {"_KEY": None, "_VALUE": None}
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,20 @@ class ExprOptions:
     `concat_skips_nulls`: CONCAT treats NULL as '' (else NULL); `zero_based_substring`: SUBSTR
     counts from 0 with an exclusive end (docs/functions.md); `double_quoted_strings`: an
     unresolvable double-quoted name is a string literal (Lenses' `substr(name, 1) = "J"`);
-    `array_index_base`: the subscript of an array's first element."""
+    `array_index_base`: the subscript of an array's first element; `pseudo_columns`: (name,
+    type) of the columns every relation has undeclared (ksqlDB's ROWTIME is epoch millis as a
+    BIGINT, beside ROWPARTITION and ROWOFFSET; s-Server's ROWTIME is a TIMESTAMP)."""
 
     concat_skips_nulls: bool = True
     zero_based_substring: bool = False
     double_quoted_strings: bool = False
     array_index_base: int = 1
+    pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"))
 
     @classmethod
     def of(cls, flavour: Flavour) -> "ExprOptions":
         return cls(concat_skips_nulls=flavour.concat_skips_nulls, zero_based_substring=flavour.zero_based_substring,
-                   double_quoted_strings=flavour.double_quoted_strings)
+                   double_quoted_strings=flavour.double_quoted_strings, pseudo_columns=flavour.pseudo_columns)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ class Scope:
             else dict.fromkeys(columns)
             for alias, columns in relations.items()
         }
+        self.pseudo_types: dict[str, SqlType | None] = {
+            **{name: parse_type(kind) for name, kind in options.pseudo_columns}, **_LENSES_PSEUDO}
 
     def find_alias(self, name: str) -> str | None:
         return _match(name, self.relations, "relation")
@@ -132,10 +138,10 @@ class Scope:
         if len(owners) > 1:
             raise ExpressionError(f"column {name!r} is ambiguous: it is in {', '.join(owners)}", node)
         pseudo = name.upper()
-        if pseudo == "ROWTIME" or (pseudo in PSEUDO_TYPES and len(self.relations) == 1):
+        if pseudo == ROWTIME_FIELD or (pseudo in self.pseudo_types and len(self.relations) == 1):
             alias = next(iter(self.relations)) if len(self.relations) == 1 else None
-            return ColumnRef(alias, pseudo, PSEUDO_TYPES[pseudo], fields, pseudo=True)
-        if pseudo in PSEUDO_TYPES:
+            return ColumnRef(alias, pseudo, self.pseudo_types.get(pseudo), fields, pseudo=True)
+        if pseudo in self.pseudo_types:
             raise ExpressionError(f"{name} is ambiguous: qualify it with one of {self._aliases()}", node)
         if fields:
             raise ExpressionError(
@@ -148,8 +154,8 @@ class Scope:
         column = _match(name, columns, "column")
         if column is not None:
             return ColumnRef(alias, column, columns[column], tuple(fields))
-        if name.upper() in PSEUDO_TYPES:
-            return ColumnRef(alias, name.upper(), PSEUDO_TYPES[name.upper()], tuple(fields), pseudo=True)
+        if name.upper() in self.pseudo_types:
+            return ColumnRef(alias, name.upper(), self.pseudo_types[name.upper()], tuple(fields), pseudo=True)
         raise ExpressionError(
             f"unknown column {name!r} in {alias} (columns: {', '.join(columns) or 'none'})", node
         )
@@ -258,11 +264,11 @@ def _reader(ref: ColumnRef) -> Evaluator:
             row = env[alias]
             if row is None:
                 return None
-            return {k: v for k, v in row.items() if k not in (ROWTIME_FIELD, KEY_FIELD)}
+            return {k: v for k, v in row.items() if k not in RECORD_FIELDS}
 
         return read_value
-    if ref.pseudo:
-        column = {"ROWTIME": ROWTIME_FIELD, "_KEY": KEY_FIELD}[column]
+    if ref.pseudo and column == "_KEY":
+        column = KEY_FIELD
 
     def read(env: Env) -> Any:
         row = env[alias]

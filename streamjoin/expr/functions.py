@@ -201,6 +201,14 @@ def _nullif(node: exp.Nullif, scope) -> Evaluator:
     return evaluate
 
 
+@named("AS_VALUE")
+def _as_value(args: list[Evaluator], node, scope) -> Evaluator:
+    """ksqlDB AS_VALUE(key column): the value itself; as an expression (not a column reference) it
+    is a value column, never taken for the result key."""
+    _arity(node, args, 1, 1)
+    return args[0]
+
+
 # ---- arrays -------------------------------------------------------------------------------
 
 

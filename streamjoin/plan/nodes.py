@@ -137,7 +137,11 @@ class TableTableJoin(Join):
 
 @dataclass(frozen=True, eq=False)
 class ForeignKeyJoin(Join):
-    """Left table's column(s) (left_keys) = right table's primary key; result keyed by the left key."""
+    """Left table's column(s) (left_keys) = right table's primary key; result keyed by the left key.
+    tombstone_without_result: a deleted (or no longer matching) left row forwards a tombstone
+    even when no result row existed (Kafka Streams)."""
+
+    tombstone_without_result: bool = False
 
 
 @dataclass(frozen=True, eq=False)

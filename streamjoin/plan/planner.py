@@ -161,7 +161,9 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
         partition_by, emit, query = query.args.get("partition_by"), query.args.get("emit"), query.this
     if not isinstance(query, exp.Select):
         raise ctx.error("unsupported-statement", "expected a SELECT query", query)
-    planned, keys, values, result_kind, scope = plan_select(ctx, query, views, partition_by)
+    persistent = isinstance(statement, (CreateRelation, exp.Insert))
+    planned, keys, values, result_kind, scope = plan_select(ctx, query, views, partition_by,
+                                                            sink_name if persistent else None)
     if ctx.flavour.create_kind_must_match and create_kind and create_kind != result_kind:
         raise ctx.error("result-kind", f"Invalid result type. Your SELECT query produces a {result_kind.upper()}. "
                         f"Please use CREATE {result_kind.upper()} AS SELECT instead", statement)

@@ -11,9 +11,6 @@ from streamjoin.dialect.errors import StreamJoinError, span
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.types import SqlType
 
-PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
-
-
 @dataclass
 class Context:
     """What every planning step needs: the text (for positioned errors), flavour and options."""
@@ -78,6 +75,8 @@ class SelectScope:
     def __init__(self, ctx: Context, entries: list[ScopeEntry] | None = None) -> None:
         self.ctx, self.entries = ctx, list(entries or [])
         self.using: dict[str, str] = {}  # USING/NATURAL column (lower) -> alias that provides it
+        self.pseudo = {name for name, _ in ctx.flavour.pseudo_columns}
+        self.synthetic_key: str | None = None  # the joins' synthetic key column, once they are planned
 
     def add(self, entry: ScopeEntry) -> None:
         if self.find(entry.alias):
@@ -100,6 +99,8 @@ class SelectScope:
             if entry is None:
                 raise self.ctx.error("unknown-relation", f"unknown relation {qual!r} in {column.sql()}", column)
             declared = entry.column(name)
+            if declared is None and name.upper() in self.pseudo:
+                return col(entry.alias, name.upper())
             if declared is None:
                 raise self.ctx.error("unknown-column", f"relation {entry.alias} has no column {name!r}", column)
             return col(entry.alias, declared)
@@ -109,8 +110,16 @@ class SelectScope:
         matches = [e for e in self.entries if e.column(name)]
         if len(matches) == 1:
             return col(matches[0].alias, matches[0].column(name))
-        if not matches and name.upper() in PSEUDO_COLUMNS:
-            return exp.Column(this=exp.to_identifier(name.upper()))
+        pseudo = name.upper()
+        if not matches and pseudo == self.synthetic_key:
+            return exp.Column(this=exp.to_identifier(pseudo))  # the joins' key: see plan.keys
+        if not matches and pseudo == "ROWTIME" and pseudo in self.pseudo:
+            return exp.Column(this=exp.to_identifier(pseudo))  # unqualified: the later input's rowtime
+        if not matches and pseudo in self.pseudo and len(self.entries) == 1:
+            return col(self.entries[0].alias, pseudo)
+        if not matches and pseudo in self.pseudo:
+            aliases = ", ".join(e.alias for e in self.entries)
+            raise self.ctx.error("ambiguous-column", f"{pseudo} is in every relation ({aliases}); qualify it", column)
         if not matches:
             raise self.ctx.error("unknown-column", f"unknown column {name!r}", column)
         aliases = ", ".join(e.alias for e in matches)

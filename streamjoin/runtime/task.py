@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Hashable
 
+from streamjoin.expr.compile import ROWTIME_FIELD
 from streamjoin.expr.core import ExpressionError
 from streamjoin.serde.time import datetime_to_millis
 from streamjoin.serde.formats import DecodeError, SerdeSpec, decode, encode_key, encode_value
@@ -20,7 +21,6 @@ from streamjoin.operators.base import RowKind, Side
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
 from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, TaskRuntime
 
-ROWTIME = "ROWTIME"  # pseudo column: the record's event time (s-Server, ksqlDB)
 
 # What evaluating SQL over one bad value, or encoding it, can raise: the record (or result) goes to
 # the dead letters. Failures of the machinery (state store, I/O: RuntimeError, OSError) are not
@@ -89,7 +89,7 @@ class PipelineRuntime(TaskRuntime):
         for entry in entries:
             if not owned and not entry.broadcast:
                 continue  # another task's row of a topic also read whole (an FK join of a table to itself)
-            event = self._event(serde, entry, record)
+            event = self._event(serde, entry, record, row)
             try:
                 reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
             except DATA_ERRORS as error:
@@ -116,13 +116,14 @@ class PipelineRuntime(TaskRuntime):
         return total
 
     @staticmethod
-    def _event(serde: SerdeSpec, entry: Entry, record) -> Event:
+    def _event(serde: SerdeSpec, entry: Entry, record, read: InputRow) -> Event:
         key: Hashable | None = record.key
         if record.value is None:
             return Event(RowKind.DELETE if entry.is_table else RowKind.INSERT, key, None, record.ts)
         row = dict(zip((name for name, _ in serde.key_columns), record.key or ()))
         row.update(record.value)
-        row[ROWTIME] = record.ts
+        # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
+        row[ROWTIME_FIELD], row["ROWPARTITION"], row["ROWOFFSET"] = record.ts, read.partition, read.offset
         return Event(RowKind.INSERT, key, {entry.alias: row}, record.ts)
 
     def _emit(self, events: list[Event]) -> list[Output]:

@@ -192,7 +192,8 @@ def test_double_quoted_name_is_a_string_only_when_asked() -> None:
 
 ENV = {"l": {"ID": 1, "V": "A", "ROWTIME": 3000, "_key": "k1"},
        "r": {"id": 1, "W": None, "ROWTIME": datetime(1970, 1, 1, 0, 0, 4, tzinfo=timezone.utc), "_key": "k2"}}
-SCOPE = Scope({"l": ["ID", "V"], "r": ["id", "W"], "stocks.order_quantity": ["ticker", "info", "tags"]})
+SCOPE = Scope({"l": ["ID", "V"], "r": ["id", "W"], "stocks.order_quantity": ["ticker", "info", "tags"]},
+              ExprOptions.of(flavour("sqlstream")))  # ROWTIME a TIMESTAMP
 
 
 @pytest.mark.parametrize(

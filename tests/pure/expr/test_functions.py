@@ -61,6 +61,7 @@ CASES = [
     Case("ROUND(t.i)", -7), Case("ROUND(1234, -2)", 1200), Case("ROUND(t.n, 1)", None),
     # NULL handling
     Case("COALESCE(t.n, t.i)", -7), Case("IFNULL(t.n, 'x')", "x"), Case("NVL(t.n, t.n)", None),
+    Case("AS_VALUE(t.i)", -7), Case("AS_VALUE(t.n)", None),
     Case("NULLIF(t.i, -7)", None), Case("NULLIF(t.i, 0)", -7), Case("NULLIF(t.n, 0)", None),
     # Lenses flatten: one level, in order
     Case("flatten(t.xs)", [100, 80, 95, 91]), Case("flatten([t.day, t.night])", [88, 89, 92]),
