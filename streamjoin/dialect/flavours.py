@@ -71,6 +71,7 @@ class Flavour:
     eager_outer_without_grace: bool = False  # no GRACE: unmatched outer rows at once (option eager_outer)
     reemit_on_late_table_row: bool = False  # a late table row re-emits LEFT stream-table rows (option reemit_on_table_update)
     # -- expressions
+    comparisons_need_matching_types: bool = False  # `x > '100'` with a numeric x is an error, not a coercion
     concat_skips_nulls: bool = False  # CONCAT treats a NULL argument as '' (else the result is NULL)
     zero_based_substring: bool = False  # SUBSTR(s, start[, end]): zero-based, `end` exclusive
     double_quoted_strings: bool = False  # an unresolvable "name" is a string literal
@@ -101,6 +102,7 @@ class Ksqldb(Flavour):
     foreign_key_tombstone_without_result = True
     eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
     concat_skips_nulls = True
+    comparisons_need_matching_types = True
 
 
 class Flink(Flavour):

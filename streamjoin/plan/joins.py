@@ -125,6 +125,7 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
         raise ctx.error("equi-join", "Only equality join criteria is supported (set "
                         "'streamjoin.allow_non_equi_predicates'='true' to allow residual predicates)", where)
     _check_key_types(ctx, scope, split, where)
+    _check_windows(ctx, left, right, clause.ast)
     if lk == "table" and rk == "stream":
         if not flavour.table_right_join_stream or jt != "RIGHT":
             allowed = " (Lenses allows only RIGHT JOIN for table-stream)" if flavour.table_right_join_stream else ""
@@ -198,6 +199,9 @@ def _copartition(ctx, left: Input, right: Input, lkeys, rkeys, where=None) -> tu
         if keys and not _key_matches(side, keys):
             if side.kind == "table" and not ctx.flavour.repartitions_tables:
                 continue  # the rules above reject the join
+            if _window(side) is not None:
+                raise ctx.error("windowed-repartition", f"{_names(side)} has a windowed key and cannot be re-keyed "
+                                f"by {', '.join(k.sql() for k in keys)}; join it on its key", where)
             side = _repartition(ctx, side, keys, other.partitions or side.partitions, "join key")
             moved = True
             left, right = (side, right) if side_name == "left" else (left, side)
@@ -208,10 +212,31 @@ def _copartition(ctx, left: Input, right: Input, lkeys, rkeys, where=None) -> tu
             side = _repartition(ctx, side, side.node.key, max(left.partitions, right.partitions), "partition count")
             left, right = (side, right) if small_left else (left, side)
         elif not moved:
-            raise ctx.error("co-partitioning", f"Can't join {_names(left)} with {_names(right)} since the number "
-                            f"of partitions don't match ({left.partitions} vs {right.partitions} partitions)",
-                            where)
+            raise ctx.error("co-partitioning", f"{_names(left)} and {_names(right)} have different numbers of "
+                            f"partitions ({left.partitions} and {right.partitions}); a join needs co-partitioned "
+                            "inputs", where)
     return left, right
+
+
+def _window(side: Input):
+    """The windowed key of a side's sources (ksqlDB WINDOW_TYPE), None when unwindowed."""
+    return next((e.source.window for e in side.entries if e.source is not None and e.source.window), None)
+
+
+def _check_windows(ctx, left: Input, right: Input, where) -> None:
+    """Windowed keys join only windowed keys of the same kind and size: the window is part of the key."""
+    lw, rw = _window(left), _window(right)
+    if lw != rw:
+        described = [f"{_names(s)} ({_describe_window(w)})" for s, w in ((left, lw), (right, rw))]
+        raise ctx.error("windowed-key", f"cannot join {described[0]} with {described[1]}: both inputs need the "
+                        "same windowed key, or none", where)
+
+
+def _describe_window(window) -> str:
+    if window is None:
+        return "no windowed key"
+    size = f" of {window.size_ms} ms" if window.size_ms is not None else ""
+    return f"a {window.kind} windowed key{size}"
 
 
 def _names(side: Input) -> str:

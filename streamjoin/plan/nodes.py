@@ -222,11 +222,12 @@ class Filter(PlanNode):
 @dataclass(frozen=True, eq=False)
 class Aggregate(PlanNode):
     """GROUP BY `group_by` (empty: one global group) computing `aggregates` (name -> expr);
-    an updating (table) result."""
+    an updating (table) result. having: the HAVING predicate a group's row must pass."""
 
     child: PlanNode | None = None
     group_by: tuple[exp.Expr, ...] = ()
     aggregates: Mapping[str, exp.Expr] = field(default_factory=dict)
+    having: exp.Expr | None = None
 
     @property
     def children(self):

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from streamjoin.plan import comparisons
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan import projection
@@ -33,6 +34,8 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     for entry in current.entries + [e for _, right, _ in rights for e in right.entries] + [e for _, e in laterals]:
         scope.add(entry)
     where = [scope.resolve(c) for c in cond.conjuncts(select.args["where"].this)] if select.args.get("where") else []
+    for conjunct in where:
+        comparisons.check(ctx, scope, conjunct, "WHERE")
     key_label = None
     for join, right, temporal_arg in rights:
         current, key_label = _join(ctx, scope, current, join, right, temporal_arg, where)
@@ -45,9 +48,14 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     items = projection.expand(ctx, scope, select, current.naming)
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
+    having = scope.resolve(select.args["having"].this) if select.args.get("having") else None
+    comparisons.check(ctx, scope, having, "HAVING")
+    if having is not None and not aggregated:
+        raise ctx.error("having", "HAVING needs GROUP BY or an aggregate", select.args["having"])
     if aggregated:
         aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
-        current = replace(current, node=n.Aggregate("table", tuple(group_by), current.node, tuple(group_by), aggregates),
+        node = n.Aggregate("table", tuple(group_by), current.node, tuple(group_by), aggregates, having)
+        current = replace(current, node=node,
                           key_names={g.sql() for g in group_by} if len(group_by) == 1 else set(),
                           naming=KeyNaming.of_key(group_by))
     if partition_by:

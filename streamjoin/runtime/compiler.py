@@ -98,7 +98,8 @@ class _Builder:
         if isinstance(node.child, P.Aggregate):
             child = self.build(node.child.child)
             select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
-            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by))
+            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by),
+                                      node.child.having)
             stage = AggregateStage(plan, alias)
         else:
             child = self.build(node.child)

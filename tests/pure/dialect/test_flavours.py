@@ -46,6 +46,7 @@ SWITCHES = {
     "eager_outer_without_grace": (True, False, False, False),
     "reemit_on_late_table_row": (False, False, True, False),
     "concat_skips_nulls": (True, False, False, False),
+    "comparisons_need_matching_types": (True, False, False, False),
     "zero_based_substring": (False, False, True, False),
     "double_quoted_strings": (False, False, True, False),
 }
