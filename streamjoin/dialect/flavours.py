@@ -49,6 +49,7 @@ class Flavour:
     reserved_column_names: tuple[str, ...] = ()  # pseudo-column names no output column may take
     # per-record columns every relation has without declaring them, with their types
     pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "TIMESTAMP(3)"),)
+    rowtime_is_output_time: bool = False  # unqualified ROWTIME: the later input's; projected, the record ts
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
@@ -137,6 +138,7 @@ class SqlStream(Flavour):
 
     name = "sqlstream"
     upper_case_identifiers = True
+    rowtime_is_output_time = True
     join_model = JoinModel.WINDOWED
 
 

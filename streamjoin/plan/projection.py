@@ -116,8 +116,8 @@ def _upper(ctx: Context, name: str) -> str:
 def split_key(ctx: Context, current: Input, items: list[Item], key_label: str | None, sink: str | None) -> Projected:
     """The output key and value per the flavour's `output_key`: PROJECTED_COLUMN (ksqlDB) moves
     the projected column that provides the key into the key (value excludes it); otherwise the
-    value keeps every projected column. s-Server ROWTIME is the record timestamp, not a value
-    column. `sink`: the relation a persistent query writes (None for a transient SELECT)."""
+    value keeps every projected column. Where `rowtime_is_output_time` (s-Server), ROWTIME is the
+    record timestamp, not a value column. `sink`: the relation a persistent query writes (None for a transient SELECT)."""
     values: dict[str, exp.Expr] = {}
     written: dict[str, exp.Expr] = {}
     reserved = {name.upper() for name in ctx.flavour.reserved_column_names}
@@ -125,7 +125,8 @@ def split_key(ctx: Context, current: Input, items: list[Item], key_label: str | 
         if name.upper() in reserved:
             raise ctx.error("reserved-column-name", f"{name.upper()} is a pseudo-column name and cannot name an "
                             "output column; give the column another alias", node)
-        if isinstance(expr, exp.Column) and not expr.table and expr.name.upper() == "ROWTIME":
+        if (ctx.flavour.rowtime_is_output_time and isinstance(expr, exp.Column) and not expr.table
+                and expr.name.upper() == "ROWTIME"):
             continue
         if name in values:
             raise ctx.error("duplicate-column", f"output column {name!r} appears twice; alias one of them", node)

@@ -113,7 +113,7 @@ class SelectScope:
         pseudo = name.upper()
         if not matches and pseudo == self.synthetic_key:
             return exp.Column(this=exp.to_identifier(pseudo))  # the joins' key: see plan.keys
-        if not matches and pseudo == "ROWTIME" and pseudo in self.pseudo:
+        if not matches and pseudo == "ROWTIME" and self.ctx.flavour.rowtime_is_output_time:
             return exp.Column(this=exp.to_identifier(pseudo))  # unqualified: the later input's rowtime
         if not matches and pseudo in self.pseudo and len(self.entries) == 1:
             return col(self.entries[0].alias, pseudo)

@@ -26,6 +26,7 @@ SWITCHES = {
     "synthetic_join_key": (True, False, False, False),
     "join_key_must_be_projected": (True, False, False, False),
     "reserved_column_names": (("ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND"), (), (), ()),
+    "rowtime_is_output_time": (False, False, False, True),
     "pseudo_columns": ((("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT")),) + ((("ROWTIME", "TIMESTAMP(3)"),),) * 3,
     "upper_case_sink_topic": (True, False, False, False),
     "create_kind_must_match": (True, False, False, False),
