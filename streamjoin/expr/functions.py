@@ -14,6 +14,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from streamjoin.expr.core import Env, Evaluator, ExpressionError, compile_node, compiles, strict
+from streamjoin.serde.java_time import format_millis, parse_millis
 from streamjoin.expr.values import (
     ceil_number,
     ceil_timestamp,
@@ -170,6 +171,20 @@ def _to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
     """TO_TIMESTAMP('YYYY-MM-DD HH:MM:SS[.fff]') (Flink's default format) -> epoch millis."""
     _arity(node, args, 1, 1)
     return strict(parse_timestamp, *args)
+
+
+@named("TIMESTAMPTOSTRING")
+def _timestamp_to_string(args: list[Evaluator], node, scope) -> Evaluator:
+    """ksqlDB TIMESTAMPTOSTRING(epoch millis, Java pattern[, time zone]) -> text."""
+    _arity(node, args, 2, 3)
+    return strict(lambda millis, pattern, *tz: format_millis(to_millis(millis), pattern, *tz), *args)
+
+
+@named("STRINGTOTIMESTAMP")
+def _string_to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
+    """ksqlDB STRINGTOTIMESTAMP(text, Java pattern[, time zone]) -> epoch millis."""
+    _arity(node, args, 2, 3)
+    return strict(parse_millis, *args)
 
 
 # ---- NULL handling ------------------------------------------------------------------------

@@ -171,7 +171,8 @@ def source_serde(source: SourceDef) -> SerdeSpec:
                   if name not in wire_keys and not t.proctime)
     return SerdeSpec(source.key_format if key else "NONE", key, source.value_format, value,
                      timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns),
-                     wrap_single_value=source.wrap_single_value, delimiter=source.value_delimiter)
+                     wrap_single_value=source.wrap_single_value, delimiter=source.value_delimiter,
+                     timestamp_format=source.timestamp_format)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:

@@ -26,6 +26,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
+from streamjoin.serde.java_time import parse_millis
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
 from streamjoin.serde.values import (
     DecodeError, EncodeError, checked_integer, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
@@ -58,6 +59,7 @@ class SerdeSpec:
     record_ts_columns: tuple[str, ...] = ()
     wrap_single_value: bool = True
     delimiter: str = ","
+    timestamp_format: str | None = None  # the timestamp column is STRING text in this Java pattern (UTC)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_format", self.key_format.upper())
@@ -78,7 +80,11 @@ class SerdeSpec:
             ts_type = dict(self.key_columns + self.value_columns).get(self.timestamp_column)
             if ts_type is None:
                 raise ValueError(f"timestamp column {self.timestamp_column!r} is not a column")
-            if not (ts_type.is_timestamp or ts_type.name in ("BIGINT", "INT")):
+            if self.timestamp_format is not None:
+                if ts_type.name != "STRING":
+                    raise ValueError(f"timestamp column {self.timestamp_column!r} has a TIMESTAMP_FORMAT, so it must "
+                                     f"be a STRING, not {ts_type}")
+            elif not (ts_type.is_timestamp or ts_type.name in ("BIGINT", "INT")):
                 raise ValueError(f"timestamp column {self.timestamp_column!r} must be TIMESTAMP or BIGINT, not {ts_type}")
 
     def __getstate__(self) -> dict:
@@ -300,6 +306,11 @@ def _event_time(spec: SerdeSpec, codec: _Codec, key: tuple | None, value: dict |
         ts = value[column]
     if ts is None:
         raise DecodeError(f"timestamp column {column} is NULL")
+    if spec.timestamp_format is not None:
+        try:
+            return parse_millis(ts, spec.timestamp_format)
+        except ValueError as error:
+            raise DecodeError(f"timestamp column {column}: {error}") from None
     return datetime_to_millis(ts) if isinstance(ts, datetime) else int(ts)
 
 

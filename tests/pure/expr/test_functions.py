@@ -66,6 +66,11 @@ CASES = [
     # Lenses flatten: one level, in order
     Case("flatten(t.xs)", [100, 80, 95, 91]), Case("flatten([t.day, t.night])", [88, 89, 92]),
     Case("flatten([t.day, t.n])", None), Case("flatten(t.n)", None), Case("flatten([[1, [2]], [3]])", [1, [2], 3]),
+    # ksqlDB TIMESTAMPTOSTRING / STRINGTOTIMESTAMP: Java patterns, optional time zone
+    Case("TIMESTAMPTOSTRING(t.ts, 'yyyy-MM-dd HH:mm:ss.SSS')", "2019-03-30 05:03:30.250"),
+    Case("TIMESTAMPTOSTRING(t.ts, 'HH:mm zzz', 'Europe/London')", "05:03 GMT"),
+    Case("STRINGTOTIMESTAMP('2019-03-30 05:03:30.250', 'yyyy-MM-dd HH:mm:ss.SSS')", 1_553_922_210_250),
+    Case("TIMESTAMPTOSTRING(t.n, 'yyyy')", None),
     # timestamps: FLOOR/CEIL(ts TO unit) (s-Server's FLOOR(ROWTIME TO HOUR)), TO_TIMESTAMP
     Case("FLOOR(t.ts TO SECOND)", 1_553_922_210_000), Case("FLOOR(t.ts TO HOUR)", 1_553_922_000_000),
     Case("FLOOR(t.ts TO DAY)", 1_553_904_000_000), Case("FLOOR(t.ts TO MONTH)", 1_551_398_400_000),
