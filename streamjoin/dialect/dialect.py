@@ -23,8 +23,20 @@ from streamjoin.dialect.nodes import (
 _NOT_ALIASES = {"WITHIN", "GRACE", "OVER", "EMIT", "LATERAL", "WINDOW", "PARTITION", "MATCH_CONDITION"}
 
 
+def _dereference(self, this, path):
+    """ksqlDB `struct->field` / `struct->*`: a struct field access (an exp.Dot), not JSON extraction."""
+    field = path if isinstance(path, exp.Star) else exp.to_identifier(path.name, quoted=_quoted(path))
+    return self.expression(exp.Dot(this=this, expression=field))
+
+
+def _quoted(path) -> bool:
+    identifier = path.this if isinstance(path, exp.Column) else path
+    return isinstance(identifier, exp.Identifier) and identifier.quoted
+
+
 class _Parser(parser.Parser):
     OPERATION_MODIFIERS = {*parser.Parser.OPERATION_MODIFIERS, "STREAM", "TABLE"}
+    COLUMN_OPERATORS = {**parser.Parser.COLUMN_OPERATORS, TokenType.ARROW: _dereference}
     STATEMENT_PARSERS = {
         **parser.Parser.STATEMENT_PARSERS,
         TokenType.CREATE: lambda self: self._parse_create_relation(),

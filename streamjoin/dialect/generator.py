@@ -99,4 +99,6 @@ TRANSFORMS = {
     ViewDefinition: lambda self, e: f"WITH {self.sql(e, 'this')} AS ({self.sql(e, 'expression')})",
     SetOption: lambda self, e: f"SET '{e.option}'='{e.value}'",
     Watermark: lambda self, e: f"WATERMARK FOR {self.sql(e, 'this')} AS {self.sql(e, 'expression')}",
+    # a struct field (ksqlDB `s->f`); the parser makes `->` a Dot, and Dots print back as `->`
+    exp.Dot: lambda self, e: f"{self.sql(e, 'this')}->{self.sql(e, 'expression')}",
 }

@@ -178,6 +178,10 @@ class Scope:
             return TIMESTAMP if kind is not None and kind.is_timestamp else kind
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return _cast_type(node.to)
+        if isinstance(node, exp.Dot):  # a struct field: its declared type
+            struct = self.static_type(node.this)
+            fields = struct.fields if struct is not None and struct.name == "STRUCT" else ()
+            return next((t for name, t in fields if name.casefold() == node.expression.name.casefold()), None)
         if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
             return TIMESTAMP
         if isinstance(node, (exp.Add, exp.Sub)) and (

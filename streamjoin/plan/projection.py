@@ -43,12 +43,26 @@ def expand(ctx: Context, scope: SelectScope, select: exp.Select, naming: KeyNami
             if entry is None:
                 raise ctx.error("unknown-relation", f"unknown relation {node.table!r}", node)
             star_entries = [entry]
+        if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star):
+            items += _struct_fields(ctx, scope, node)
+            continue
         if star_entries is None:
             resolved = scope.resolve(node.unalias())
             items.append((_name_of(ctx, node, resolved, index, shared, generated), resolved, node))
             continue
         items += [(name, expr, node) for name, expr in _star(ctx, scope, star_entries, multi)]
     return items
+
+
+def _struct_fields(ctx: Context, scope: SelectScope, node: exp.Dot) -> list[Item]:
+    """`struct->*`: one column per field of the STRUCT, named after the field."""
+    struct = scope.resolve(node.this)
+    declared = scope.type_of(struct)
+    if declared is None or declared.name != "STRUCT":
+        raise ctx.error("struct-fields", f"{node.this.sql()} is not a STRUCT column; ->* needs one", node)
+    # a field name that needs quotes was quoted, so it keeps its case
+    return [(_upper(ctx, name) if re.fullmatch(r"\w+", name) else name,
+             exp.Dot(this=struct.copy(), expression=exp.to_identifier(name)), node) for name, _ in declared.fields]
 
 
 def _shared_names(ctx: Context, sources) -> set[str]:
@@ -78,6 +92,8 @@ def _name_of(ctx: Context, node: exp.Expr, resolved: exp.Expr, index: int, share
         identifier = identifier.this if isinstance(identifier, exp.TableAlias) else identifier
     elif isinstance(node, exp.Column):
         identifier = node.this
+    elif isinstance(node, exp.Dot):
+        identifier = node.expression  # a struct field is named after the field
     else:
         return generated(index)
     name = folded(ctx, identifier)

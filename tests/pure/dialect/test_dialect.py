@@ -9,7 +9,8 @@ import pytest
 from sqlglot import exp
 
 from streamjoin.dialect import (
-    CreateRelation, SetOption, SourceTable, StreamQuery, ViewDefinition, declared_flavour, dialect_for, parse,
+    CreateRelation, SetOption, SourceTable, StreamJoin, StreamQuery, ViewDefinition, declared_flavour, dialect_for,
+    parse,
 )
 
 
@@ -98,3 +99,10 @@ def test_several_statements_split_on_semicolons():
 def test_flavour_comment():
     assert declared_flavour("-- dialect: flink\nSELECT 1") == "flink"
     assert declared_flavour("SELECT 1") == "ksqldb"
+
+
+@pytest.mark.parametrize("sql", ["SELECT s.v->f FROM s", "SELECT s.v->a->b, s.v->* FROM s"])
+def test_arrow_is_a_struct_field_and_prints_back(sql):
+    [statement] = parse(sql, "ksqldb")
+    assert all(isinstance(e.unalias(), exp.Dot) for e in statement.expressions)
+    assert statement.sql(dialect=StreamJoin()) == sql

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import sqlglot
 
+from streamjoin.dialect import StreamJoin
 from streamjoin.dialect.flavours import flavour
 from streamjoin.expr.compile import ExpressionError, ExprOptions, Scope, compile_expr, compile_predicate
 
@@ -225,7 +226,8 @@ SCOPE = Scope({"l": ["ID", "V"], "r": ["id", "W"], "stocks.order_quantity": ["ti
     ],
 )
 def test_column_resolution(sql: str, env: dict, expected: Any) -> None:
-    assert compile_expr(sqlglot.parse_one(sql), SCOPE)(env) == expected
+    # the streaming dialect: ksqlDB's `->` is a struct field, not a JSON extraction
+    assert compile_expr(sqlglot.parse_one(sql, dialect=StreamJoin()), SCOPE)(env) == expected
 
 
 def test_zero_based_subscripts_on_request() -> None:

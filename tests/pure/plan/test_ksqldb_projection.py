@@ -22,6 +22,7 @@ CREATE TABLE LT (ID1 INT PRIMARY KEY, ID2 INT PRIMARY KEY, FK INT) WITH (kafka_t
 CREATE TABLE RT (ID INT PRIMARY KEY, X INT) WITH (kafka_topic='rt', format='JSON');
 CREATE STREAM K1 (ROWKEY INT KEY, ROWKEY_1 INT) WITH (kafka_topic='k1');
 CREATE STREAM K2 (ROWKEY_2 INT KEY, Y INT) WITH (kafka_topic='k2');
+CREATE STREAM S (A INT KEY, V STRUCT<f INT, `g h` STRING>) WITH (kafka_topic='s');
 """
 CATALOG = plan_program(SETUP, Catalog(), "ksqldb").catalog
 WITHIN = "WITHIN 10 SECONDS"
@@ -58,6 +59,9 @@ NAMING = {
                                                  "ON K1.ROWKEY = K2.ROWKEY_2", ["ROWKEY_3"], ["ROWKEY"]),
     # a foreign-key join is keyed by the left table's primary key: every column of it
     "foreign key: the left primary key": Named("SELECT ID1, ID2, X FROM LT JOIN RT ON FK = ID", ["ID1", "ID2"], ["X"]),
+    # a struct field is named after the field; struct->* gives one column per field
+    "struct fields": Named(f"SELECT S.A, S.V->F AS F2, S.V->* FROM S JOIN L {WITHIN} ON S.A = L.A", ["S_A"],
+                           ["F2", "F", "g h"]),
     # unnamed expressions are numbered among themselves
     "KSQL_COL_n counts unnamed expressions": Named("CREATE STREAM O AS SELECT A, B + 1, C * 2 FROM L;", ["A"],
                                                    ["KSQL_COL_0", "KSQL_COL_1"]),
