@@ -41,6 +41,9 @@ class Flavour:
     star_prefixes_alias: bool = False  # SELECT * over a join names columns <ALIAS>_<COLUMN>
     star_skips_key_column: bool = False  # SELECT * leaves out the `_key` pseudo-column
     star_skips_proctime: bool = False  # SELECT * leaves out a PROCTIME() column
+    # SELECT * over a join that ends in PARTITION BY also lists each input's pseudo-columns
+    # (<ALIAS>_ROWTIME, ...): ksqlDB re-keys the join's internal row, which carries copies of them
+    partitioned_join_star_lists_pseudo_columns: bool = False
     output_key: OutputKey = OutputKey.NONE
     shared_names_prefix_alias: bool = False  # a join's column whose name several inputs have is <ALIAS>_<COLUMN>
     generated_names_count_unnamed: bool = False  # <prefix>n counts unnamed expressions (else n = position)
@@ -85,6 +88,7 @@ class Ksqldb(Flavour):
     upper_case_identifiers = True
     expression_column_prefix = "KSQL_COL_"
     star_prefixes_alias = True
+    partitioned_join_star_lists_pseudo_columns = True
     output_key = OutputKey.PROJECTED_COLUMN
     shared_names_prefix_alias = True
     generated_names_count_unnamed = True

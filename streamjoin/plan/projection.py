@@ -25,12 +25,15 @@ class Projected:
     values: dict[str, exp.Expr]
 
 
-def expand(ctx: Context, scope: SelectScope, select: exp.Select, naming: KeyNaming) -> list[Item]:
-    """(output name, resolved expression, written node) per output column, stars expanded."""
+def expand(ctx: Context, scope: SelectScope, select: exp.Select, naming: KeyNaming,
+           partitioned: bool = False) -> list[Item]:
+    """(output name, resolved expression, written node) per output column, stars expanded.
+    `partitioned`: the query ends in PARTITION BY."""
     sources = [e for e in scope.entries if e.source is not None or e.columns]
     multi = len(sources) > 1
     shared = _shared_names(ctx, sources) if multi and ctx.flavour.shared_names_prefix_alias else set()
     generated = _generated_names(ctx, sources)
+    pseudo = partitioned and multi and ctx.flavour.partitioned_join_star_lists_pseudo_columns
     items: list[Item] = []
     for index, node in enumerate(select.expressions):
         star_entries = None
@@ -50,7 +53,7 @@ def expand(ctx: Context, scope: SelectScope, select: exp.Select, naming: KeyNami
             resolved = scope.resolve(node.unalias())
             items.append((_name_of(ctx, node, resolved, index, shared, generated), resolved, node))
             continue
-        items += [(name, expr, node) for name, expr in _star(ctx, scope, star_entries, multi)]
+        items += [(name, expr, node) for name, expr in _star(ctx, scope, star_entries, multi, pseudo)]
     return items
 
 
@@ -107,7 +110,8 @@ def folded(ctx: Context, identifier: exp.Expr) -> str:
     return identifier.name.upper() if ctx.flavour.upper_case_identifiers and not quoted else identifier.name
 
 
-def _star(ctx: Context, scope: SelectScope, entries, multi: bool):
+def _star(ctx: Context, scope: SelectScope, entries, multi: bool, pseudo: bool = False):
+    """The columns `*` stands for; `pseudo`: each input's pseudo-columns too, first."""
     out, seen_using = [], set()
     for name, alias in scope.using.items():  # standard SQL: USING columns once, first
         declared = scope.find(alias).column(name)
@@ -115,6 +119,8 @@ def _star(ctx: Context, scope: SelectScope, entries, multi: bool):
         seen_using.add(name)
     flavour = ctx.flavour
     for entry in entries:
+        if pseudo:
+            out += [(_upper(ctx, f"{entry.alias}_{name}"), col(entry.alias, name)) for name, _ in flavour.pseudo_columns]
         for column in entry.columns:
             if column.lower() in seen_using or (flavour.star_skips_key_column and column == "_key"):
                 continue

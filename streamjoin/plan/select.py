@@ -45,7 +45,7 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
         current = replace(current, node=n.Filter(current.node.kind, current.node.key, current.node,
                                                  exp.and_(*where)))
     scope.synthetic_key = current.naming.synthetic
-    items = projection.expand(ctx, scope, select, current.naming)
+    items = projection.expand(ctx, scope, select, current.naming, partitioned=bool(partition_by))
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
     having = scope.resolve(select.args["having"].this) if select.args.get("having") else None

@@ -20,6 +20,7 @@ SWITCHES = {
     "star_prefixes_alias": (True, False, False, False),
     "star_skips_key_column": (False, False, True, False),
     "star_skips_proctime": (False, True, False, False),
+    "partitioned_join_star_lists_pseudo_columns": (True, False, False, False),
     "output_key": (K.PROJECTED_COLUMN, K.NONE, K.KEY_PSEUDO_COLUMN, K.NONE),
     "shared_names_prefix_alias": (True, False, False, False),
     "generated_names_count_unnamed": (True, False, False, False),
