@@ -53,6 +53,7 @@ class Flavour:
     # per-record columns every relation has without declaring them, with their types
     pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "TIMESTAMP(3)"),)
     rowtime_is_output_time: bool = False  # unqualified ROWTIME: the later input's; projected, the record ts
+    window_columns: tuple[str, ...] = ()  # BIGINT pseudo-columns of a windowed key's bounds (start, end)
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
@@ -96,6 +97,7 @@ class Ksqldb(Flavour):
     join_key_must_be_projected = True
     reserved_column_names = ("ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND")
     pseudo_columns = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"))
+    window_columns = ("WINDOWSTART", "WINDOWEND")
     upper_case_sink_topic = True
     create_kind_must_match = True
     format_property_covers_key = True

@@ -60,7 +60,7 @@ __all__ = [
 # read; ksqlDB), and _key (the record key; Lenses). `_value` (Lenses) is the row without them.
 ROWTIME_FIELD = "ROWTIME"
 KEY_FIELD = "_key"
-RECORD_FIELDS = (ROWTIME_FIELD, "ROWPARTITION", "ROWOFFSET", KEY_FIELD)
+RECORD_FIELDS = (ROWTIME_FIELD, "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND", KEY_FIELD)
 _LENSES_PSEUDO: dict[str, SqlType | None] = {"_KEY": None, "_VALUE": None}
 
 
@@ -72,18 +72,21 @@ class ExprOptions:
     unresolvable double-quoted name is a string literal (Lenses' `substr(name, 1) = "J"`);
     `array_index_base`: the subscript of an array's first element; `pseudo_columns`: (name,
     type) of the columns every relation has undeclared (ksqlDB's ROWTIME is epoch millis as a
-    BIGINT, beside ROWPARTITION and ROWOFFSET; s-Server's ROWTIME is a TIMESTAMP)."""
+    BIGINT, beside ROWPARTITION, ROWOFFSET and a windowed key's WINDOWSTART and WINDOWEND;
+    s-Server's ROWTIME is a TIMESTAMP)."""
 
     concat_skips_nulls: bool = True
     zero_based_substring: bool = False
     double_quoted_strings: bool = False
     array_index_base: int = 1
-    pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"))
+    pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"),
+                                                   ("WINDOWSTART", "BIGINT"), ("WINDOWEND", "BIGINT"))
 
     @classmethod
     def of(cls, flavour: Flavour) -> "ExprOptions":
         return cls(concat_skips_nulls=flavour.concat_skips_nulls, zero_based_substring=flavour.zero_based_substring,
-                   double_quoted_strings=flavour.double_quoted_strings, pseudo_columns=flavour.pseudo_columns)
+                   double_quoted_strings=flavour.double_quoted_strings,
+                   pseudo_columns=flavour.pseudo_columns + tuple((name, "BIGINT") for name in flavour.window_columns))
 
 
 @dataclass(frozen=True)

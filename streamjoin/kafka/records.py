@@ -67,8 +67,10 @@ class Placed:
 
 
 def place(topic: str, partitions: int, serde: SerdeSpec, key: Any, value: Any, ts: int,
-          sequence: int, headers=()) -> Placed:
-    key_bytes = None if key is None or not serde.key_columns else encode_key(serde, _key_tuple(serde, key))
+          sequence: int, headers=(), window: tuple[int, int] | None = None) -> Placed:
+    """`window`: (start, end) of a windowed key."""
+    key_parts = None if key is None or not serde.key_columns else _key_tuple(serde, key) + tuple(window or ())
+    key_bytes = None if key_parts is None else encode_key(serde, key_parts)
     value_bytes = None if value is None else encode_value(serde, _value_row(serde, value, ts))
     partition = sequence % partitions if key_bytes is None else default_partition(key_bytes, partitions)
     return Placed(topic, partition, OutRecord(key_bytes, value_bytes, ts, tuple(headers), partition))

@@ -13,7 +13,7 @@ from streamjoin.dialect.flavours import JoinModel
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.keys import KeyNaming, join_viable, synthetic_name
-from streamjoin.plan.scope import Context, SelectScope, ScopeEntry
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col
 
 
 @dataclass
@@ -92,7 +92,9 @@ def _finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_na
 
 def _naming(ctx, before: tuple[Input, Input], after: tuple[Input, Input], lkeys, rkeys, jt) -> KeyNaming:
     """The key naming of a keyed join: its viable columns, or a synthetic key where the flavour
-    names one (see plan.keys)."""
+    names one (see plan.keys). A windowed key's bounds name nothing."""
+    bounds = set(ctx.flavour.window_columns)
+    lkeys, rkeys = [k for k in lkeys if k.name not in bounds], [k for k in rkeys if k.name not in bounds]
     carried = [v for was, now in zip(before, after) if now.node is was.node for v in was.naming.viable]
     viable = join_viable(lkeys, rkeys, jt, carried)
     if viable or not ctx.flavour.synthetic_join_key:
@@ -126,6 +128,9 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
                         "'streamjoin.allow_non_equi_predicates'='true' to allow residual predicates)", where)
     _check_key_types(ctx, scope, split, where)
     _check_windows(ctx, left, right, clause.ast)
+    if _window(left) is not None:  # windowed keys join only within the same window: equal bounds too
+        bounds = [(col(_windowed_alias(left), b), col(_windowed_alias(right), b)) for b in flavour.window_columns]
+        split = cond.SplitCondition(split.pairs + bounds, split.residual)
     if lk == "table" and rk == "stream":
         if not flavour.table_right_join_stream or jt != "RIGHT":
             allowed = " (Lenses allows only RIGHT JOIN for table-stream)" if flavour.table_right_join_stream else ""
@@ -221,6 +226,10 @@ def _copartition(ctx, left: Input, right: Input, lkeys, rkeys, where=None) -> tu
 def _window(side: Input):
     """The windowed key of a side's sources (ksqlDB WINDOW_TYPE), None when unwindowed."""
     return next((e.source.window for e in side.entries if e.source is not None and e.source.window), None)
+
+
+def _windowed_alias(side: Input) -> str:
+    return next(e.alias for e in side.entries if e.source is not None and e.source.window)
 
 
 def _check_windows(ctx, left: Input, right: Input, where) -> None:

@@ -12,7 +12,7 @@ from typing import Mapping
 
 from sqlglot import exp
 
-from streamjoin.plan.catalog import SourceDef
+from streamjoin.plan.catalog import SourceDef, SourceWindow
 from streamjoin.dialect.types import SqlType
 
 
@@ -264,6 +264,7 @@ class Sink(PlanNode):
     declared_kind: str | None = None
     wrap_single_value: bool = True  # False: a single value column is written as the bare value
     timestamp: str | None = None  # the value column whose value is the output record's timestamp
+    window: SourceWindow | None = None  # a windowed result: the key ends with the window's bounds
 
     @property
     def children(self):

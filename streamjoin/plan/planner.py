@@ -177,9 +177,12 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
         if timestamp is None:
             raise ctx.error("sink-timestamp", f"TIMESTAMP names {props.get('timestamp')!r}, which is not a value "
                             f"column of the result ({', '.join(values)})", statement)
+    bounds = set(ctx.flavour.window_columns)
+    windowed = any(k.name in bounds for k in planned.node.key)
+    window = next((e.source.window for e in scope.entries if e.source and e.source.window), None) if windowed else None
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None, key_format, value_format, _declared_kind(query),
-                  props.flag("wrap_single_value", True), timestamp)
+                  props.flag("wrap_single_value", True), timestamp, window)
     start, end = span(statement)
     text = ctx.sql[start:end + 1] if start is not None else ""
     return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour, text)
@@ -192,4 +195,4 @@ def _result_source(query: PlannedQuery) -> SourceDef:
     return SourceDef(query.sink.name, kind, query.sink.topic, query.sink.partitions,
                      tuple(query.key_columns) if kind == "table" or query.key_columns else (), columns,
                      query.sink.key_format, query.sink.value_format, query.sink.timestamp,
-                     wrap_single_value=query.sink.wrap_single_value)
+                     wrap_single_value=query.sink.wrap_single_value, window=query.sink.window)

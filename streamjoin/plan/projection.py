@@ -163,7 +163,8 @@ def split_key(ctx: Context, current: Input, items: list[Item], key_label: str | 
 
 
 def _projected_key(ctx: Context, current: Input, values, written, key_label, sink) -> Projected:
-    naming, key_exprs = current.naming, current.node.key
+    bounds = set(ctx.flavour.window_columns)  # a windowed key's bounds travel with the key, unnamed
+    naming, key_exprs = current.naming, [k for k in current.node.key if k.name not in bounds]
     for name, expr in values.items():
         if naming.synthetic and expr.find(exp.Column) and not is_synthetic_reference(expr, naming) and any(
                 is_synthetic_reference(c, naming) for c in expr.find_all(exp.Column)):

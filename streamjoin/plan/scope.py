@@ -99,7 +99,7 @@ class SelectScope:
             if entry is None:
                 raise self.ctx.error("unknown-relation", f"unknown relation {qual!r} in {column.sql()}", column)
             declared = entry.column(name)
-            if declared is None and name.upper() in self.pseudo:
+            if declared is None and name.upper() in self.pseudo_of(entry):
                 return col(entry.alias, name.upper())
             if declared is None:
                 raise self.ctx.error("unknown-column", f"relation {entry.alias} has no column {name!r}", column)
@@ -115,7 +115,7 @@ class SelectScope:
             return exp.Column(this=exp.to_identifier(pseudo))  # the joins' key: see plan.keys
         if not matches and pseudo == "ROWTIME" and self.ctx.flavour.rowtime_is_output_time:
             return exp.Column(this=exp.to_identifier(pseudo))  # unqualified: the later input's rowtime
-        if not matches and pseudo in self.pseudo and len(self.entries) == 1:
+        if not matches and len(self.entries) == 1 and pseudo in self.pseudo_of(self.entries[0]):
             return col(self.entries[0].alias, pseudo)
         if not matches and pseudo in self.pseudo:
             aliases = ", ".join(e.alias for e in self.entries)
@@ -124,6 +124,11 @@ class SelectScope:
             raise self.ctx.error("unknown-column", f"unknown column {name!r}", column)
         aliases = ", ".join(e.alias for e in matches)
         raise self.ctx.error("ambiguous-column", f"column {name!r} is ambiguous (in {aliases}); qualify it", column)
+
+    def pseudo_of(self, entry: ScopeEntry) -> set[str]:
+        """The pseudo-columns of one relation: the flavour's, and a windowed key's bounds."""
+        windowed = entry.source is not None and entry.source.window is not None
+        return self.pseudo | (set(self.ctx.flavour.window_columns) if windowed else set())
 
     def resolve(self, expression: exp.Expr) -> exp.Expr:
         if isinstance(expression, exp.Column):

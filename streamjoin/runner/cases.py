@@ -27,6 +27,10 @@ class InputRecord:
     headers: tuple[dict, ...] | None = None
     window: dict | None = None
 
+    @property
+    def window_bounds(self) -> tuple[int, int] | None:
+        return (self.window["start"], self.window["end"]) if self.window else None
+
     @classmethod
     def from_json(cls, data: dict) -> "InputRecord":
         if "source" not in data and "topic" not in data:

@@ -18,6 +18,7 @@ from streamjoin import plan as P
 from streamjoin.plan.catalog import SourceDef
 from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
 from streamjoin.serde.formats import SerdeSpec
+from streamjoin.serde.windowed import window_kind
 from streamjoin.operators.base import Side
 from streamjoin.runtime.joins import build_processor
 from streamjoin.expr.aggregates import compile_aggregates
@@ -172,7 +173,9 @@ def source_serde(source: SourceDef) -> SerdeSpec:
     return SerdeSpec(source.key_format if key else "NONE", key, source.value_format, value,
                      timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns),
                      wrap_single_value=source.wrap_single_value, delimiter=source.value_delimiter,
-                     timestamp_format=source.timestamp_format)
+                     timestamp_format=source.timestamp_format,
+                     window=source.window and window_kind(source.window.kind),
+                     window_size_ms=source.window and source.window.size_ms)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:
@@ -216,8 +219,10 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
     untyped = any(t is None for t in key_types)
     key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
+    window = sink.window
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns,
-                      wrap_single_value=sink.wrap_single_value)
+                      wrap_single_value=sink.wrap_single_value, window=window and window_kind(window.kind),
+                      window_size_ms=window and window.size_ms)
     columns = tuple((name, _output_column(name)) for name in project.value_columns)
     return SinkBinding(sink.topic, serde, columns, timestamp_column=sink.timestamp)
 

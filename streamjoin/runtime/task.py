@@ -124,6 +124,8 @@ class PipelineRuntime(TaskRuntime):
         row.update(record.value)
         # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
         row[ROWTIME_FIELD], row["ROWPARTITION"], row["ROWOFFSET"] = record.ts, read.partition, read.offset
+        if serde.window is not None and record.key is not None:  # a windowed key ends with its bounds
+            row["WINDOWSTART"], row["WINDOWEND"] = record.key[-2:]
         return Event(RowKind.INSERT, key, {entry.alias: row}, record.ts)
 
     def _emit(self, events: list[Event]) -> list[Output]:

@@ -26,7 +26,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
+from streamjoin.serde import windowed
 from streamjoin.serde.java_time import parse_millis
+from streamjoin.serde.windowed import WINDOW_KINDS
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
 from streamjoin.serde.values import (
     DecodeError, EncodeError, checked_integer, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
@@ -60,6 +62,10 @@ class SerdeSpec:
     wrap_single_value: bool = True
     delimiter: str = ","
     timestamp_format: str | None = None  # the timestamp column is STRING text in this Java pattern (UTC)
+    # A windowed key (TIME or SESSION, see serde.windowed): decoded key tuples end with the
+    # window's start and end; window_size_ms gives a TIME window's end.
+    window: str | None = None
+    window_size_ms: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_format", self.key_format.upper())
@@ -69,6 +75,8 @@ class SerdeSpec:
             raise ValueError(f"unknown key format {self.key_format!r}; supported: {', '.join(KEY_FORMATS)}")
         if self.value_format not in VALUE_FORMATS:
             raise ValueError(f"unknown value format {self.value_format!r}; supported: {', '.join(VALUE_FORMATS)}")
+        if self.window is not None and self.window not in WINDOW_KINDS:
+            raise ValueError(f"unknown window kind {self.window!r}; supported: {', '.join(WINDOW_KINDS)}")
         if len(self.delimiter) != 1:
             raise ValueError(f"a DELIMITED delimiter is one character (or SPACE, TAB), not {self.delimiter!r}")
         if self.key_format == "NONE" and self.key_columns:
@@ -120,7 +128,7 @@ class SerdeSpec:
 
 @dataclass(frozen=True)
 class DecodedRecord:
-    key: tuple | None  # one entry per key column; None for a null key (or a key-less source)
+    key: tuple | None  # one entry per key column (then a windowed key's start, end); None: no key
     value: dict[str, Any] | None  # value columns; None for a tombstone / null-value record
     ts: int  # event time, epoch milliseconds
 
@@ -284,7 +292,12 @@ def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, 
 
 def _decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int) -> DecodedRecord:
     codec = _codec(spec)
+    window = ()
+    if key_bytes is not None and spec.window is not None:
+        key_bytes, *window = windowed.split(key_bytes, spec.window, spec.window_size_ms)
     key = codec.read_key(key_bytes) if key_bytes is not None and codec.key_reads else None
+    if key is not None and window:
+        key += tuple(window)
     value = None if value_bytes is None else codec.read_value(value_bytes)
     if value is not None and not codec.payload_is_value:
         payload, value = value, {}
@@ -319,11 +332,15 @@ def encode_key(spec: SerdeSpec, key: tuple | Any | None) -> bytes | None:
     if key is None or not spec.key_columns or spec.key_format == "NONE":
         return None
     values = tuple(key) if isinstance(key, (tuple, list)) else (key,)
-    if len(values) != len(spec.key_columns):
-        raise EncodeError(f"key {key!r} has {len(values)} parts; the key columns are {[n for n, _ in spec.key_columns]}")
+    window = values[len(spec.key_columns):] if spec.window is not None else ()
+    values = values[:len(spec.key_columns)] if window else values
+    if len(values) != len(spec.key_columns) or (spec.window is not None and len(window) != 2):
+        expected = [n for n, _ in spec.key_columns] + (["window start", "window end"] if spec.window else [])
+        raise EncodeError(f"key {key!r} has {len(values) + len(window)} parts; the key is {expected}")
     if all(v is None for v in values):
         return None
-    return _written("key", lambda: _codec(spec).write_key(values))
+    written = _written("key", lambda: _codec(spec).write_key(values))
+    return written + windowed.suffix(spec.window, *window) if window else written
 
 
 def encode_value(spec: SerdeSpec, row: Mapping[str, Any] | None) -> bytes | None:

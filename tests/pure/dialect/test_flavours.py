@@ -28,6 +28,7 @@ SWITCHES = {
     "join_key_must_be_projected": (True, False, False, False),
     "reserved_column_names": (("ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND"), (), (), ()),
     "rowtime_is_output_time": (False, False, False, True),
+    "window_columns": (("WINDOWSTART", "WINDOWEND"), (), (), ()),
     "pseudo_columns": ((("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT")),) + ((("ROWTIME", "TIMESTAMP(3)"),),) * 3,
     "upper_case_sink_topic": (True, False, False, False),
     "create_kind_must_match": (True, False, False, False),

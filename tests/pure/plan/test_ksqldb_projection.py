@@ -136,3 +136,34 @@ def test_transient_queries_need_no_key_in_the_projection():
 def test_other_flavours_keep_plain_names():
     [query] = plan_program("SELECT l.B, r.B AS RB, l.ROWTIME AS T FROM L l JOIN R r ON l.A = r.A", CATALOG, "flink").queries
     assert list(query.value_columns) == ["B", "RB", "T"]
+
+
+WINDOWED = """
+CREATE STREAM W1 (ID INT KEY, V INT) WITH (kafka_topic='w1', window_type='SESSION');
+CREATE STREAM W2 (ID INT KEY, V INT) WITH (kafka_topic='w2', window_type='SESSION');
+CREATE STREAM W3 (ID INT KEY, V INT) WITH (kafka_topic='w3', window_type='TUMBLING', window_size='1 SECOND');
+"""
+
+
+@pytest.mark.parametrize("sql, rule, names", [
+    ("SELECT W1.ID, W1.V FROM W1 JOIN L WITHIN 1 SECOND ON W1.ID = L.A", "windowed-key", ("W1", "L")),
+    ("SELECT W1.ID, W1.V FROM W1 JOIN W3 WITHIN 1 SECOND ON W1.ID = W3.ID", "windowed-key", ("W1", "W3")),
+    ("SELECT W1.V, W2.V FROM W1 JOIN W2 WITHIN 1 SECOND ON W1.V = W2.V", "windowed-repartition", ("W1", "V")),
+    ("SELECT W1.ID, W1.WINDOWSTART AS WINDOWSTART FROM W1", "reserved-column-name", ("WINDOWSTART",)),
+    ("SELECT L.A, L.WINDOWSTART AS WS FROM L", "unknown-column", ("WINDOWSTART",)),
+])
+def test_windowed_key_rules(sql, rule, names):
+    catalog = plan_program(WINDOWED, CATALOG, "ksqldb").catalog
+    with pytest.raises(StreamJoinError) as caught:
+        plan_program(f"CREATE STREAM OUT AS {sql};", catalog, "ksqldb")
+    assert caught.value.rule == rule and ExpectError(names, match="names").missing(caught.value) == []
+
+
+def test_windowed_join_keys_include_the_window():
+    catalog = plan_program(WINDOWED, CATALOG, "ksqldb").catalog
+    [query] = plan_program("CREATE STREAM OUT AS SELECT W1.ID, W1.V, W1.WINDOWEND AS E FROM W1 JOIN W2 WITHIN 1 SECOND "
+                           "ON W1.ID = W2.ID;", catalog, "ksqldb").queries
+    join = query.project.child
+    assert [k.sql() for k in join.right_keys] == ["W2.ID", "W2.WINDOWSTART", "W2.WINDOWEND"]
+    assert (list(query.key_columns), list(query.value_columns)) == (["W1_ID"], ["W1_V", "E"])
+    assert query.sink.window is not None and query.sink.window.kind == "SESSION"
