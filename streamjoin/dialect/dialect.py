@@ -15,7 +15,7 @@ from sqlglot.tokens import TokenType
 
 from streamjoin.dialect.generator import TRANSFORMS as STREAM_TRANSFORMS
 from streamjoin.dialect.nodes import (
-    UNIT_MS, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
+    UNIT_MS, AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
     ViewDefinition, Watermark, Within,
 )
 
@@ -36,6 +36,8 @@ def _quoted(path) -> bool:
 
 class _Parser(parser.Parser):
     OPERATION_MODIFIERS = {*parser.Parser.OPERATION_MODIFIERS, "STREAM", "TABLE"}
+    QUERY_MODIFIER_PARSERS = {**parser.Parser.QUERY_MODIFIER_PARSERS,
+                              TokenType.WINDOW: lambda self: ("windows", self._parse_windows())}
     COLUMN_OPERATORS = {**parser.Parser.COLUMN_OPERATORS, TokenType.ARROW: _dereference}
     STATEMENT_PARSERS = {
         **parser.Parser.STATEMENT_PARSERS,
@@ -166,6 +168,39 @@ class _Parser(parser.Parser):
             return self.expression(exp.Property(this=exp.Literal.string(key.name.lower()), value=value))
 
         return self._parse_wrapped_csv(parse_property)
+
+    def _parse_windows(self):
+        """`WINDOW w AS (...)` (named windows), or ksqlDB's aggregation window."""
+        if not self._match(TokenType.WINDOW):
+            return None
+        if self._curr and self._curr.text.upper() in ("TUMBLING", "HOPPING", "SESSION"):
+            return [self._parse_aggregation_window()]
+        return self._parse_csv(self._parse_named_window)
+
+    def _parse_aggregation_window(self):
+        self._advance()
+        kind = self._prev.text.upper()
+        args = {}
+        self._match_l_paren()
+        while True:
+            if self._match_text_seq("SIZE"):
+                args["size"] = self._parse_duration()
+            elif self._match_text_seq("ADVANCE", "BY"):
+                args["advance"] = self._parse_duration()
+            elif self._match_text_seq("RETENTION"):
+                args["retention"] = self._parse_duration()
+            elif self._match_text_seq("GRACE", "PERIOD"):
+                args["grace"] = self._parse_duration()
+            elif kind == "SESSION" and "size" not in args:
+                args["size"] = self._parse_duration()  # the inactivity gap
+            else:
+                self.raise_error("Expected SIZE, ADVANCE BY, RETENTION or GRACE PERIOD")
+            if not self._match(TokenType.COMMA):
+                break
+        self._match_r_paren()
+        if "size" not in args or (kind == "HOPPING") != ("advance" in args):
+            self.raise_error(f"a {kind} window needs SIZE" + (" and ADVANCE BY" if kind == "HOPPING" else ""))
+        return self.expression(AggregationWindow(kind=kind, **args))
 
     # -- relations ----------------------------------------------------------------------------
     def _parse_table_alias(self, alias_tokens=None):

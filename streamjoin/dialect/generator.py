@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from streamjoin.dialect.nodes import (
-    CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
+    AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
     Watermark, Within,
 )
 
@@ -37,6 +37,15 @@ def _source_table_sql(self, e: SourceTable) -> str:
     if e.args.get("within"):
         text += f" {self.sql(e, 'within')}"
     return text
+
+
+def _aggregation_window_sql(self, e: AggregationWindow) -> str:
+    kind = e.args["kind"]
+    parts = [self.sql(e, "size") if kind == "SESSION" else f"SIZE {self.sql(e, 'size')}"]
+    for arg, word in (("advance", "ADVANCE BY"), ("retention", "RETENTION"), ("grace", "GRACE PERIOD")):
+        if e.args.get(arg):
+            parts.append(f"{word} {self.sql(e, arg)}")
+    return f"{kind} ({', '.join(parts)})"
 
 
 def _source_column_sql(self, e: SourceColumn) -> str:
@@ -89,6 +98,7 @@ def _lateral_sql(self, e: exp.Lateral) -> str:
 
 TRANSFORMS = {
     Duration: _duration_sql,
+    AggregationWindow: _aggregation_window_sql,
     exp.Lateral: _lateral_sql,
     exp.Array: lambda self, e: f"[{self.expressions(e, flat=True)}]",
     Within: _within_sql,

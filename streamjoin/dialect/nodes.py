@@ -48,6 +48,14 @@ class SourceColumn(exp.Expression):
                  "metadata": False, "metadata_from": False, "virtual": False, "computed": False}
 
 
+class AggregationWindow(exp.Expression):
+    """ksqlDB `WINDOW TUMBLING (SIZE d [, RETENTION d] [, GRACE PERIOD d])`, `HOPPING (SIZE d,
+    ADVANCE BY d, ...)` or `SESSION (d, ...)` (the gap in `size`) for a GROUP BY: kind is the
+    window type's name, the durations are Durations."""
+
+    arg_types = {"kind": True, "size": True, "advance": False, "retention": False, "grace": False}
+
+
 class Watermark(exp.Expression):
     """Flink `WATERMARK FOR col AS expr`."""
 

@@ -219,15 +219,31 @@ class Filter(PlanNode):
         return (self.child,)
 
 
+@dataclass(frozen=True)
+class GroupWindow:
+    """ksqlDB `WINDOW TUMBLING|HOPPING (SIZE ..., [ADVANCE BY ...], [GRACE PERIOD ...])` of a GROUP
+    BY: a row counts in every window [start, start + size) that holds its ts, starts being
+    multiples of advance (= size when tumbling). A window takes rows until stream time reaches
+    its end + grace. emit_final (EMIT FINAL): a window's rows come out once, when it closes."""
+
+    kind: str
+    size_ms: int
+    advance_ms: int
+    grace_ms: int
+    emit_final: bool = False
+
+
 @dataclass(frozen=True, eq=False)
 class Aggregate(PlanNode):
     """GROUP BY `group_by` (empty: one global group) computing `aggregates` (name -> expr);
-    an updating (table) result. having: the HAVING predicate a group's row must pass."""
+    an updating (table) result. having: the HAVING predicate a group's row must pass. window:
+    a windowed aggregation, whose key ends with the window's bounds."""
 
     child: PlanNode | None = None
     group_by: tuple[exp.Expr, ...] = ()
     aggregates: Mapping[str, exp.Expr] = field(default_factory=dict)
     having: exp.Expr | None = None
+    window: GroupWindow | None = None
 
     @property
     def children(self):
@@ -272,7 +288,7 @@ class Sink(PlanNode):
 
 
 __all__ = [
-    "Aggregate", "AsofJoin", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "Aggregate", "AsofJoin", "CrossJoin", "GroupWindow", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
     "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
     "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
 ]

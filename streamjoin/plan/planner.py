@@ -14,7 +14,7 @@ from typing import Mapping
 
 from sqlglot import exp
 
-from streamjoin.plan.catalog import Catalog, SourceDef
+from streamjoin.plan.catalog import Catalog, SourceDef, SourceWindow
 from streamjoin.dialect import CreateRelation, SetOption, StreamQuery, ViewDefinition, parse, span
 from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
@@ -22,7 +22,7 @@ from streamjoin.plan.ddl import Properties, declared_source, relation_name
 from streamjoin.plan.relations import View, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
-from streamjoin.dialect.types import SqlType
+from streamjoin.dialect.types import ANY, SqlType
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
         raise ctx.error("unsupported-statement", "expected a SELECT query", query)
     persistent = isinstance(statement, (CreateRelation, exp.Insert))
     planned, keys, values, result_kind, scope = plan_select(ctx, query, views, partition_by,
-                                                            sink_name if persistent else None)
+                                                            sink_name if persistent else None, emit == "FINAL")
     if ctx.flavour.create_kind_must_match and create_kind and create_kind != result_kind:
         raise ctx.error("result-kind", f"Invalid result type. Your SELECT query produces a {result_kind.upper()}. "
                         f"Please use CREATE {result_kind.upper()} AS SELECT instead", statement)
@@ -177,9 +177,7 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
         if timestamp is None:
             raise ctx.error("sink-timestamp", f"TIMESTAMP names {props.get('timestamp')!r}, which is not a value "
                             f"column of the result ({', '.join(values)})", statement)
-    bounds = set(ctx.flavour.window_columns)
-    windowed = any(k.name in bounds for k in planned.node.key)
-    window = next((e.source.window for e in scope.entries if e.source and e.source.window), None) if windowed else None
+    window = _result_window(ctx, planned.node, scope)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None, key_format, value_format, _declared_kind(query),
                   props.flag("wrap_single_value", True), timestamp, window)
@@ -188,11 +186,35 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
     return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour, text)
 
 
+def _result_window(ctx: Context, project: n.Project, scope) -> SourceWindow | None:
+    """The windowed key of a result: a windowed aggregation's, or its windowed sources'."""
+    bounds = set(ctx.flavour.window_columns)
+    if not any(k.name in bounds for k in project.key):
+        return None
+    if isinstance(project.child, n.Aggregate) and project.child.window is not None:
+        return SourceWindow(project.child.window.kind, project.child.window.size_ms)
+    return next((e.source.window for e in scope.entries if e.source and e.source.window), None)
+
+
 def _result_source(query: PlannedQuery) -> SourceDef:
-    """The relation a persistent query creates, so later statements can read it."""
-    columns = {c: SqlType("UNKNOWN") for c in (*query.key_columns, *query.value_columns)}
+    """The relation a persistent query creates, so later statements can read it: a column of a
+    declared column's type, else ANY (its JSON as written); a key of unknown type is written as
+    JSON (see runtime.compiler.sink_binding), so it is read as JSON."""
+    exprs = {**query.project.key_columns, **query.project.value_columns}
+    columns = {name: _declared_type(query, exprs[name]) for name in (*query.key_columns, *query.value_columns)}
     kind = query.sink.kind
+    untyped_key = any(columns[k].name == "ANY" for k in query.key_columns)
     return SourceDef(query.sink.name, kind, query.sink.topic, query.sink.partitions,
                      tuple(query.key_columns) if kind == "table" or query.key_columns else (), columns,
-                     query.sink.key_format, query.sink.value_format, query.sink.timestamp,
+                     "JSON" if untyped_key or len(query.key_columns) > 1 else query.sink.key_format,
+                     query.sink.value_format, query.sink.timestamp,
                      wrap_single_value=query.sink.wrap_single_value, window=query.sink.window)
+
+
+def _declared_type(query: PlannedQuery, expr: exp.Expr) -> SqlType:
+    entry = query.scope.get(expr.table) if isinstance(expr, exp.Column) and expr.table else None
+    declared = entry.columns.get(entry.column(expr.name)) if entry and entry.column(expr.name) else None
+    pseudo = dict(query.flavour.pseudo_columns) if entry else {}
+    if declared is None and expr.name.upper() in pseudo:
+        declared = SqlType.parse(pseudo[expr.name.upper()])
+    return declared if declared is not None and not declared.proctime else ANY

@@ -11,6 +11,7 @@ from streamjoin.plan import comparisons
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan import projection
+from streamjoin.dialect.nodes import AggregationWindow
 from streamjoin.plan.keys import KeyNaming
 from streamjoin.plan.asof import is_asof, plan_asof
 from streamjoin.plan.joins import Input, JoinClause, plan_join
@@ -18,11 +19,13 @@ from streamjoin.plan.relations import relation_input, temporal_function_input
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relations
 
 
-def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sink: str | None = None):
+def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sink: str | None = None,
+                emit_final: bool = False):
     """The plan of one SELECT up to its Project. `sink`: the relation a persistent query writes
-    (None for a transient query or a view)."""
+    (None for a transient query or a view); `emit_final`: EMIT FINAL."""
     scope = SelectScope(ctx)
-    windows = {w.alias.lower(): w.args.get("spec") for w in select.args.get("windows") or []}
+    named = [w for w in select.args.get("windows") or [] if not isinstance(w, AggregationWindow)]
+    windows = {w.alias.lower(): w.args.get("spec") for w in named}
     from_ = select.args.get("from_")
     if from_ is None:
         raise ctx.error("missing-from", "a streaming query needs a FROM clause", select)
@@ -52,9 +55,13 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     comparisons.check(ctx, scope, having, "HAVING")
     if having is not None and not aggregated:
         raise ctx.error("having", "HAVING needs GROUP BY or an aggregate", select.args["having"])
+    group_window = _group_window(ctx, select, emit_final)
+    if group_window is not None and not aggregated:
+        raise ctx.error("window-without-group-by", "WINDOW TUMBLING|HOPPING needs GROUP BY", select)
     if aggregated:
         aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
-        node = n.Aggregate("table", tuple(group_by), current.node, tuple(group_by), aggregates, having)
+        key = tuple(group_by) + (_BOUNDS if group_window else ())
+        node = n.Aggregate("table", key, current.node, tuple(group_by), aggregates, having, group_window)
         current = replace(current, node=node,
                           key_names={g.sql() for g in group_by} if len(group_by) == 1 else set(),
                           naming=KeyNaming.of_key(group_by))
@@ -69,6 +76,30 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     kind = current.node.kind
     project = n.Project(kind, current.node.key, current.node, projected.key, projected.values)
     return replace(current, node=project), list(projected.key), list(projected.values), kind, scope
+
+
+# A windowed aggregate's key ends with its window's bounds (plan.keys names no column after them).
+_BOUNDS = (exp.column("WINDOWSTART"), exp.column("WINDOWEND"))
+_DAY_MS = 24 * 3_600_000
+
+
+def _group_window(ctx: Context, select: exp.Select, emit_final: bool) -> n.GroupWindow | None:
+    window = next((w for w in select.args.get("windows") or [] if isinstance(w, AggregationWindow)), None)
+    if window is None:
+        if emit_final:
+            raise ctx.error("emit-final", "EMIT FINAL needs a windowed aggregation (WINDOW ... GROUP BY)", select)
+        return None
+    kind = window.args["kind"]
+    if kind == "SESSION":
+        raise ctx.error("session-window", "WINDOW SESSION aggregations are not supported yet; use TUMBLING or "
+                        "HOPPING", window)
+    size = window.args["size"].millis
+    advance = window.args["advance"].millis if window.args.get("advance") else size
+    if not 0 < advance <= size:
+        raise ctx.error("window-advance", f"ADVANCE BY must be more than 0 and at most SIZE ({size} ms)", window)
+    # no GRACE PERIOD: Kafka Streams' old default, a day's retention minus the window
+    grace = window.args["grace"].millis if window.args.get("grace") else max(_DAY_MS - size, 0)
+    return n.GroupWindow(kind, size, advance, grace, emit_final)
 
 
 def _right_input(ctx: Context, join: exp.Join, views, windows):

@@ -25,6 +25,7 @@ from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.runtime.stages import (AggregateStage, Env, FilterStage, JoinStage, LateralStage, Pipeline,
                                       ProjectStage, RekeyStage, Stage)
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
+from streamjoin.runtime.windowed import WindowedAggregateStage
 from streamjoin.dialect.types import ANY, SqlType
 
 OUTPUT = "output"  # the relation the query's projection produces, read by the sink
@@ -101,7 +102,8 @@ class _Builder:
             select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
             plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by),
                                       node.child.having)
-            stage = AggregateStage(plan, alias)
+            window = node.child.window
+            stage = AggregateStage(plan, alias) if window is None else WindowedAggregateStage(plan, alias, window)
         else:
             child = self.build(node.child)
             scope = self.scope(child.relations)
@@ -217,7 +219,7 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     value_columns = tuple((name, ANY if output[name] is None else output[name]) for name in project.value_columns)
     # KAFKA keys hold one primitive of a known type; several columns, or an expression whose
     # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
-    untyped = any(t is None for t in key_types)
+    untyped = any(t is None for t in key_types[:len(key_columns)])  # a window's bounds are not key columns
     key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
     window = sink.window
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns,

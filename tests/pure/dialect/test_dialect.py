@@ -9,8 +9,8 @@ import pytest
 from sqlglot import exp
 
 from streamjoin.dialect import (
-    CreateRelation, SetOption, SourceTable, StreamJoin, StreamQuery, ViewDefinition, declared_flavour, dialect_for,
-    parse,
+    CreateRelation, SetOption, SourceTable, StreamJoin, StreamJoinError, StreamQuery, ViewDefinition,
+    declared_flavour, dialect_for, parse,
 )
 
 
@@ -106,3 +106,18 @@ def test_arrow_is_a_struct_field_and_prints_back(sql):
     [statement] = parse(sql, "ksqldb")
     assert all(isinstance(e.unalias(), exp.Dot) for e in statement.expressions)
     assert statement.sql(dialect=StreamJoin()) == sql
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT x FROM t GROUP BY x WINDOW TUMBLING (SIZE 1 MINUTES, GRACE PERIOD 1 MILLISECONDS)",
+    "SELECT x FROM t GROUP BY x WINDOW HOPPING (SIZE 5 SECONDS, ADVANCE BY 1 SECONDS, RETENTION 1 DAYS)",
+    "SELECT x FROM t GROUP BY x WINDOW SESSION (30 SECONDS)",
+])
+def test_aggregation_windows_print_back(sql):
+    [statement] = parse(sql, "ksqldb")
+    assert statement.sql(dialect=StreamJoin()) == sql
+
+
+def test_hopping_window_needs_advance():
+    with pytest.raises(StreamJoinError, match="ADVANCE BY"):
+        parse("SELECT x FROM t WINDOW HOPPING (SIZE 5 SECONDS) GROUP BY x", "ksqldb")
