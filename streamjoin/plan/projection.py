@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from streamjoin.dialect.flavours import OutputKey
-from streamjoin.plan.joins import Input
+from streamjoin.plan.inputs import Input
 from streamjoin.plan.keys import KeyNaming, is_synthetic_reference
 from streamjoin.plan.scope import Context, SelectScope, col
 
@@ -120,7 +120,8 @@ def _star(ctx: Context, scope: SelectScope, entries, multi: bool, pseudo: bool =
     flavour = ctx.flavour
     for entry in entries:
         if pseudo:
-            out += [(_upper(ctx, f"{entry.alias}_{name}"), col(entry.alias, name)) for name, _ in flavour.pseudo_columns]
+            out += [(_upper(ctx, f"{entry.alias}_{name}"), col(entry.alias, name))
+                    for name, _ in flavour.pseudo_columns]
         for column in entry.columns:
             if column.lower() in seen_using or (flavour.star_skips_key_column and column == "_key"):
                 continue
@@ -139,7 +140,8 @@ def split_key(ctx: Context, current: Input, items: list[Item], key_label: str | 
     """The output key and value per the flavour's `output_key`: PROJECTED_COLUMN (ksqlDB) moves
     the projected column that provides the key into the key (value excludes it); otherwise the
     value keeps every projected column. Where `rowtime_is_output_time` (s-Server), ROWTIME is the
-    record timestamp, not a value column. `sink`: the relation a persistent query writes (None for a transient SELECT)."""
+    record timestamp, not a value column. `sink`: the relation a persistent query writes (None for
+    a transient SELECT)."""
     values: dict[str, exp.Expr] = {}
     written: dict[str, exp.Expr] = {}
     reserved = {name.upper() for name in ctx.flavour.reserved_column_names}
@@ -195,7 +197,8 @@ def _projected_key(ctx: Context, current: Input, values, written, key_label, sin
         return Projected({name: key}, {n: e for n, e in values.items() if n != name})
     elif naming.from_join and _key_required(ctx, sink):
         what = (f"the synthetic key {naming.synthetic} (a FULL OUTER join or a join on expressions has no key "
-                f"column of its own)" if naming.synthetic else f"its join key: one of {', '.join(k.sql() for k in wanted)}")
+                "column of its own)" if naming.synthetic
+                else f"its join key: one of {', '.join(k.sql() for k in wanted)}")
         raise ctx.error("key-not-projected", f"the query writing {sink} must project {what}",
                         next(iter(written.values())))
     if len(key_exprs) > 1:

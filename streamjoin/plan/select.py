@@ -14,7 +14,8 @@ from streamjoin.plan import projection
 from streamjoin.dialect.nodes import AggregationWindow
 from streamjoin.plan.keys import KeyNaming
 from streamjoin.plan.asof import is_asof, plan_asof
-from streamjoin.plan.joins import Input, JoinClause, plan_join
+from streamjoin.plan.inputs import Input, JoinClause
+from streamjoin.plan.joins import plan_join
 from streamjoin.plan.relations import relation_input, temporal_function_input
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relations
 

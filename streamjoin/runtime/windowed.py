@@ -62,7 +62,8 @@ class WindowedAggregateStage(Stage):
         """The starts of the windows that hold `ts`, earliest first."""
         advance, size = self.window.advance_ms, self.window.size_ms
         last = ts - ts % advance
-        return [s for s in range(last - (size - 1) // advance * advance, last + 1, advance) if s >= 0 and s + size > ts]
+        first = last - (size - 1) // advance * advance
+        return [s for s in range(first, last + 1, advance) if s >= 0 and s + size > ts]
 
     def _result(self, key: tuple, entry: list) -> list[Event]:
         state, ts = entry
