@@ -17,29 +17,23 @@ Value types: see `streamjoin.serde.values`; docs/formats.md has the full table.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import struct
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
 from streamjoin.serde import windowed
+from streamjoin.serde.codecs import KAFKA_PRIMITIVES, delimited_codec, kafka_codec, load_json
 from streamjoin.serde.java_time import parse_millis
 from streamjoin.serde.windowed import WINDOW_KINDS
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
-from streamjoin.serde.values import (
-    DecodeError, EncodeError, checked_integer, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
-)
+from streamjoin.serde.values import DecodeError, EncodeError, json_reader, json_writer, struct_reader, struct_writer
 from streamjoin.dialect.types import SqlType, parse_type
 
 __all__ = ["SerdeSpec", "DecodedRecord", "DecodeError", "EncodeError", "decode", "encode_key", "encode_value"]
 
 KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE")
 VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA")
-_KAFKA_PRIMITIVES = {"INT": struct.Struct(">i"), "BIGINT": struct.Struct(">q"), "DOUBLE": struct.Struct(">d")}
 _DELIMITER_NAMES = {"SPACE": " ", "TAB": "\t"}
 Columns = tuple[tuple[str, SqlType], ...]
 
@@ -138,7 +132,7 @@ def _check_format(side: str, fmt: str, columns: Columns) -> None:
         if len(columns) > 1:
             raise ValueError(f"the KAFKA format holds a single column; {side} has {[n for n, _ in columns]}")
         name, t = columns[0]
-        if t.name not in _KAFKA_PRIMITIVES and t.name not in ("STRING", "BYTES"):
+        if t.name not in KAFKA_PRIMITIVES and t.name not in ("STRING", "BYTES"):
             raise ValueError(f"the KAFKA format supports INT, BIGINT, DOUBLE, STRING, BYTES; {side} column {name} is {t}")
     if fmt == "DELIMITED":
         for name, t in columns:
@@ -147,69 +141,6 @@ def _check_format(side: str, fmt: str, columns: Columns) -> None:
 
 
 # ---- codecs -------------------------------------------------------------------------------------
-
-def _kafka_codec(t: SqlType) -> tuple[Callable[[bytes, str], Any], Callable[[Any], bytes]]:
-    if t.name == "STRING":
-        def read_text(data: bytes, path: str) -> str:
-            try:
-                return data.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise DecodeError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
-        return read_text, lambda v: str(v).encode("utf-8")
-    if t.name == "BYTES":
-        return lambda data, path: data, bytes
-    packer = _KAFKA_PRIMITIVES[t.name]
-
-    def read_number(data: bytes, path: str) -> Any:
-        if len(data) != packer.size:
-            raise DecodeError(f"{path}: {t} in the KAFKA format is {packer.size} bytes, got {len(data)}")
-        return packer.unpack(data)[0]
-    return read_number, lambda v: packer.pack(float(v) if t.name == "DOUBLE" else checked_integer(t, v))
-
-
-def _delimited_codec(columns: Columns, delimiter: str, side: str):
-    readers = [(name, text_reader(t)) for name, t in columns]
-    writers = [text_writer(t) for _, t in columns]
-
-    def read(data: bytes) -> dict:
-        line = _utf8(data, side)
-        fields = next(csv.reader([line], delimiter=delimiter), [])
-        if len(fields) != len(readers):
-            raise DecodeError(f"{side}: expected {len(readers)} DELIMITED fields, got {len(fields)}")
-        return {name: None if text == "" else read_field(text, f"{side}.{name}")
-                for (name, read_field), text in zip(readers, fields)}
-
-    def write(values: Sequence[Any]) -> bytes:
-        out = io.StringIO()
-        csv.writer(out, delimiter=delimiter, lineterminator="").writerow(
-            "" if v is None else w(v) for w, v in zip(writers, values))
-        return out.getvalue().encode("utf-8")
-    return read, write
-
-
-def _utf8(data: bytes, side: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DecodeError(f"{side}: not UTF-8 ({e.reason} at byte {e.start})") from None
-
-
-_JSON = json.JSONDecoder(parse_float=Decimal)  # one decoder: json.loads(parse_float=...) builds one per call
-
-
-def _load_json(data: bytes, side: str) -> Any:
-    try:
-        text = data.decode("utf-8")
-        try:  # raw_decode skips the whitespace regexes of decode(); fall back for padded text
-            value, end = _JSON.raw_decode(text)
-            if end == len(text):
-                return value
-        except ValueError:
-            pass
-        return _JSON.decode(text)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DecodeError(f"{side}: not valid JSON ({e})") from None
-
 
 class _Codec:
     """The compiled readers/writers of one SerdeSpec, built once (see `_codec`).
@@ -249,20 +180,20 @@ class _Codec:
         if not columns or fmt == "NONE":
             return (lambda data: {}), (lambda values: None)
         if fmt == "DELIMITED":
-            return _delimited_codec(columns, self.spec.delimiter, side)
+            return delimited_codec(columns, self.spec.delimiter, side)
         if fmt == "KAFKA" or (fmt == "JSON" and bare_single and len(columns) == 1):
             name, t = columns[0]
             path = f"{side}.{name}"
             if fmt == "KAFKA":
-                read_one, write_one = _kafka_codec(t)
+                read_one, write_one = kafka_codec(t)
                 return (lambda data: {name: read_one(data, path)}), (lambda values: write_one(values[0]))
             read_json, write_json = json_reader(t), json_writer(t)
-            return ((lambda data: {name: read_json(_load_json(data, side), path)}),
+            return ((lambda data: {name: read_json(load_json(data, side), path)}),
                     (lambda values: write_json(values[0]).encode("utf-8")))
         read_object, write_object = struct_reader(columns), struct_writer(columns)
 
         def read(data: bytes) -> dict | None:
-            payload = _load_json(data, side)
+            payload = load_json(data, side)
             # JSON `null` is a null value, like no bytes at all.
             return None if payload is None else read_object(payload, side)
 
