@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from streamjoin.serde import windowed
-from streamjoin.serde.codecs import KAFKA_PRIMITIVES, delimited_codec, kafka_codec, load_json
+from streamjoin.serde.codecs import KAFKA_PRIMITIVES, Columns, delimited_codec, kafka_codec, load_json
 from streamjoin.serde.java_time import parse_millis
 from streamjoin.serde.windowed import WINDOW_KINDS
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
@@ -35,7 +35,6 @@ __all__ = ["SerdeSpec", "DecodedRecord", "DecodeError", "EncodeError", "decode",
 KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE")
 VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA")
 _DELIMITER_NAMES = {"SPACE": " ", "TAB": "\t"}
-Columns = tuple[tuple[str, SqlType], ...]
 
 
 @dataclass(frozen=True)
