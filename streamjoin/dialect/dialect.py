@@ -14,11 +14,14 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from streamjoin.dialect.generator import TRANSFORMS as STREAM_TRANSFORMS
+from streamjoin.dialect.types import TYPE_WORDS
 from streamjoin.dialect.nodes import (
     UNIT_MS, AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
     ViewDefinition, Watermark, Within,
 )
 
+# Words that may follow a column's type in a declaration.
+_COLUMN_ATTRIBUTES = {"KEY", "NOT", "NULL", "METADATA", "VIRTUAL", "HEADERS", "HEADER"}
 # Words that end a relation reference instead of aliasing it (`JOIN B WITHIN 10 SECONDS`).
 _NOT_ALIASES = {"WITHIN", "GRACE", "OVER", "EMIT", "LATERAL", "WINDOW", "PARTITION", "MATCH_CONDITION"}
 
@@ -131,7 +134,9 @@ class _Parser(parser.Parser):
         if self._match(TokenType.ALIAS):
             return self.expression(SourceColumn(this=name, computed=self._parse_disjunction()))
         start = self._index
-        kind = self._parse_types(check_func=False, allow_identifiers=False)
+        kind = self._try_parse(lambda: self._parse_types(check_func=False, allow_identifiers=False))
+        if not kind and self._curr and self._curr.text.upper() in TYPE_WORDS:
+            kind = self._parse_type_words()  # a type sqlglot does not know, e.g. BYTES or ARRAY<BYTES>
         if not kind:
             self.raise_error(f"Expected a type for column {name.name}")
         type_text = self._text_between(start, self._index - 1)
@@ -152,8 +157,25 @@ class _Parser(parser.Parser):
                     column.set("metadata_from", self._parse_string())
             elif self._match_text_seq("VIRTUAL"):
                 column.set("virtual", True)
+            elif self._match_texts(("HEADERS", "HEADER")):  # ksqlDB: the record's headers, or one of them
+                header = self._parse_wrapped(self._parse_string) if self._prev.text.upper() == "HEADER" else None
+                column.set("header", header or exp.Star())
             else:
                 return self.expression(column)
+
+    def _parse_type_words(self):
+        """The tokens of a type up to the column's end (`,` or `)` outside brackets) or its
+        attributes; SqlType.parse reads the text."""
+        start, depth = self._index, 0
+        while self._curr:
+            token = self._curr.token_type
+            if depth == 0 and (token in (TokenType.COMMA, TokenType.R_PAREN) or token == TokenType.PRIMARY_KEY
+                               or self._curr.text.upper() in _COLUMN_ATTRIBUTES):
+                break
+            depth += token in (TokenType.LT, TokenType.L_PAREN)
+            depth -= token in (TokenType.GT, TokenType.R_PAREN)
+            self._advance()
+        return exp.Var(this=self._text_between(start, self._index - 1))
 
     def _parse_relation_properties(self):
         def parse_property():

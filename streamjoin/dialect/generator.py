@@ -60,6 +60,9 @@ def _source_column_sql(self, e: SourceColumn) -> str:
         parts.append("METADATA" + (f" FROM {self.sql(e, 'metadata_from')}" if e.args.get("metadata_from") else ""))
     if e.args.get("virtual"):
         parts.append("VIRTUAL")
+    header = e.args.get("header")
+    if header is not None:
+        parts.append("HEADERS" if isinstance(header, exp.Star) else f"HEADER({self.sql(header)})")
     return " ".join(parts)
 
 

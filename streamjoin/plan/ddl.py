@@ -87,6 +87,9 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     columns, keys, virtual, proctime = {}, [], [], None
     for column in create.args.get("columns") or []:
         cname = fold(ctx, column.this)
+        if column.args.get("header") is not None:
+            raise ctx.error("header-column", f"{cname}: columns read from record headers (HEADERS, HEADER('k')) are "
+                            "not supported yet", column)
         if column.args.get("computed") is not None:
             if "PROCTIME" in column.args["computed"].sql().upper():
                 columns[cname], proctime = SqlType.parse("TIMESTAMP_LTZ(3) PROCTIME"), cname

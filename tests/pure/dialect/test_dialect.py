@@ -121,3 +121,12 @@ def test_aggregation_windows_print_back(sql):
 def test_hopping_window_needs_advance():
     with pytest.raises(StreamJoinError, match="ADVANCE BY"):
         parse("SELECT x FROM t WINDOW HOPPING (SIZE 5 SECONDS) GROUP BY x", "ksqldb")
+
+
+def test_column_types_sqlglot_does_not_know_and_header_columns_print_back():
+    sql = ("CREATE STREAM L (A INT KEY, C BYTES HEADER('abc'), D ARRAY<STRUCT<key STRING, value BYTES>> HEADERS, "
+           "E BYTES NOT NULL)")
+    [statement] = parse(sql, "ksqldb")
+    assert [c.args["type_text"].name for c in statement.args["columns"]][1:] == [
+        "BYTES", "ARRAY<STRUCT<key STRING, value BYTES>>", "BYTES"]
+    assert statement.sql(dialect=StreamJoin()) == sql

@@ -59,7 +59,8 @@ def test_declaration(name):
 @pytest.mark.parametrize("ddl, words", [
     ("CREATE STREAM s (id INT KEY) WITH (kafka_topic='t', window_type='sliding');", "WINDOW_TYPE"),
     ("CREATE STREAM s (id INT KEY) WITH (kafka_topic='t', window_type='tumbling');", "WINDOW_SIZE"),
+    ("CREATE STREAM s (id INT KEY, h BYTES HEADER('k')) WITH (kafka_topic='t');", "not supported yet"),
 ])
-def test_bad_window_properties(ddl, words):
+def test_rejected_declarations(ddl, words):
     with pytest.raises(StreamJoinError, match=words):
         plan_program(ddl, dialect="ksqldb")
