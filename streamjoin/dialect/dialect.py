@@ -15,17 +15,36 @@ from sqlglot.tokens import TokenType
 
 from streamjoin.dialect.durations import WINDOW_UNITS
 from streamjoin.dialect.generator import TRANSFORMS as STREAM_TRANSFORMS
+from streamjoin.dialect.types import TYPE_WORDS
 from streamjoin.dialect.nodes import (
-    CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
+    AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
     ViewDefinition, Watermark, Within,
 )
 
+# Words that may follow a column's type in a declaration.
+_COLUMN_ATTRIBUTES = {"KEY", "NOT", "NULL", "METADATA", "VIRTUAL", "HEADERS", "HEADER"}
 # Words that end a relation reference instead of aliasing it (`JOIN B WITHIN 10 SECONDS`).
 _NOT_ALIASES = {"WITHIN", "GRACE", "OVER", "EMIT", "LATERAL", "WINDOW", "PARTITION", "MATCH_CONDITION"}
+# A type's closing brackets and the opening bracket each closes.
+_CLOSING = {TokenType.GT: TokenType.LT, TokenType.R_PAREN: TokenType.L_PAREN}
+
+
+def _dereference(self, this, path):
+    """ksqlDB `struct->field` / `struct->*`: a struct field access (an exp.Dot), not JSON extraction."""
+    field = path if isinstance(path, exp.Star) else exp.to_identifier(path.name, quoted=_quoted(path))
+    return self.expression(exp.Dot(this=this, expression=field))
+
+
+def _quoted(path) -> bool:
+    identifier = path.this if isinstance(path, exp.Column) else path
+    return isinstance(identifier, exp.Identifier) and identifier.quoted
 
 
 class _Parser(parser.Parser):
     OPERATION_MODIFIERS = {*parser.Parser.OPERATION_MODIFIERS, "STREAM", "TABLE"}
+    QUERY_MODIFIER_PARSERS = {**parser.Parser.QUERY_MODIFIER_PARSERS,
+                              TokenType.WINDOW: lambda self: ("windows", self._parse_windows())}
+    COLUMN_OPERATORS = {**parser.Parser.COLUMN_OPERATORS, TokenType.ARROW: _dereference}
     STATEMENT_PARSERS = {
         **parser.Parser.STATEMENT_PARSERS,
         TokenType.CREATE: lambda self: self._parse_create_relation(),
@@ -132,7 +151,9 @@ class _Parser(parser.Parser):
         if self._match(TokenType.ALIAS):
             return self.expression(SourceColumn(this=name, computed=self._parse_disjunction()))
         start = self._index
-        kind = self._parse_types(check_func=False, allow_identifiers=False)
+        kind = self._try_parse(lambda: self._parse_types(check_func=False, allow_identifiers=False))
+        if not kind and self._curr and self._curr.text.upper() in TYPE_WORDS:
+            kind = self._parse_type_words()  # a type sqlglot does not know, e.g. BYTES or ARRAY<BYTES>
         if not kind:
             self.raise_error(f"Expected a type for column {name.name}")
         type_text = self._text_between(start, self._index - 1)
@@ -153,12 +174,36 @@ class _Parser(parser.Parser):
                     column.set("metadata_from", self._parse_string())
             elif self._match_text_seq("VIRTUAL"):
                 column.set("virtual", True)
+            elif self._match_texts(("HEADERS", "HEADER")):  # ksqlDB: the record's headers, or one of them
+                header = self._parse_wrapped(self._parse_string) if self._prev.text.upper() == "HEADER" else None
+                column.set("header", header or exp.Star())
             else:
                 return self.expression(column)
 
+    def _parse_type_words(self):
+        """The tokens of a type up to the column's end (`,` or `)` outside brackets) or its
+        attributes; SqlType.parse reads the text. A bracket closed by the other kind (`ARRAY<INT)`)
+        is a syntax error at the closing one."""
+        start, open_brackets = self._index, []
+        while self._curr:
+            token = self._curr.token_type
+            if not open_brackets and (token in (TokenType.COMMA, TokenType.R_PAREN) or token == TokenType.PRIMARY_KEY
+                                      or self._curr.text.upper() in _COLUMN_ATTRIBUTES):
+                break
+            if token in _CLOSING:
+                if not open_brackets:
+                    self.raise_error(f"Unexpected {self._curr.text}")
+                if open_brackets[-1] != _CLOSING[token]:
+                    self.raise_error(f"Expecting {'>' if open_brackets[-1] == TokenType.LT else ')'}")
+                open_brackets.pop()
+            elif token in (TokenType.LT, TokenType.L_PAREN):
+                open_brackets.append(token)
+            self._advance()
+        return exp.Var(this=self._text_between(start, self._index - 1))
+
     def _parse_relation_properties(self):
         def parse_property():
-            # any word is a key: `timestamp` and `format` are keywords to the tokenizer
+            # any word: ksqlDB's keys include keywords (FORMAT, TIMESTAMP, PARTITIONS)
             key = self._parse_string() or self._parse_var(any_token=True)
             if key is None:
                 self.raise_error("Expected a property name = value")
@@ -174,6 +219,39 @@ class _Parser(parser.Parser):
             return self.expression(exp.Property(this=exp.Literal.string(key.name.lower()), value=value))
 
         return self._parse_wrapped_csv(parse_property)
+
+    def _parse_windows(self):
+        """`WINDOW w AS (...)` (named windows), or ksqlDB's aggregation window."""
+        if not self._match(TokenType.WINDOW):
+            return None
+        if self._curr and self._curr.text.upper() in ("TUMBLING", "HOPPING", "SESSION"):
+            return [self._parse_aggregation_window()]
+        return self._parse_csv(self._parse_named_window)
+
+    def _parse_aggregation_window(self):
+        self._advance()
+        kind = self._prev.text.upper()
+        args = {}
+        self._match_l_paren()
+        while True:
+            if self._match_text_seq("SIZE"):
+                args["size"] = self._parse_duration()
+            elif self._match_text_seq("ADVANCE", "BY"):
+                args["advance"] = self._parse_duration()
+            elif self._match_text_seq("RETENTION"):
+                args["retention"] = self._parse_duration()
+            elif self._match_text_seq("GRACE", "PERIOD"):
+                args["grace"] = self._parse_duration()
+            elif kind == "SESSION" and "size" not in args:
+                args["size"] = self._parse_duration()  # the inactivity gap
+            else:
+                self.raise_error("Expected SIZE, ADVANCE BY, RETENTION or GRACE PERIOD")
+            if not self._match(TokenType.COMMA):
+                break
+        self._match_r_paren()
+        if "size" not in args or (kind == "HOPPING") != ("advance" in args):
+            self.raise_error(f"a {kind} window needs SIZE" + (" and ADVANCE BY" if kind == "HOPPING" else ""))
+        return self.expression(AggregationWindow(kind=kind, **args))
 
     # -- relations ----------------------------------------------------------------------------
     def _parse_table_alias(self, alias_tokens=None):
@@ -271,7 +349,7 @@ class StreamJoin(Dialect):
     ALIAS_POST_VERSION = True  # Flink: `t FOR SYSTEM_TIME AS OF o.ts AS alias`
 
     class Tokenizer(tokens.Tokenizer):
-        pass
+        IDENTIFIERS = ['"', "`"]  # ksqlDB and Flink quote names with back-quotes
 
     Parser = _Parser
 
