@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
-
-from streamjoin.runner.documented import documented_settings
 
 _REQUIRED = ("id", "dialect", "sql")
 
@@ -131,19 +129,12 @@ class Case:
 
 
 def load_cases(paths: Iterable[str | Path]) -> list[Case]:
-    """Every case of the given JSON files and of the *.json files in the given directories (a
-    case that pins documented behaviour with the option that selects it: runner.documented)."""
+    """Every case of the given JSON files and of the *.json files in the given directories."""
     cases: list[Case] = []
     for path in map(Path, paths):
         files = sorted(path.glob("*.json")) if path.is_dir() else [path]
         for file in files:
             document = json.loads(file.read_text())
             entries = document.get("cases", []) if isinstance(document, dict) else document
-            cases += [_as_documented(Case.from_json(entry, str(file))) for entry in entries]
+            cases += [Case.from_json(entry, str(file)) for entry in entries]
     return cases
-
-
-def _as_documented(case: Case) -> Case:
-    """`case` with the options that select the documented behaviour it pins (runner.documented)."""
-    options = documented_settings(case.id)
-    return replace(case, settings={**case.settings, **options}) if options else case

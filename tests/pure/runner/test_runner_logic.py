@@ -1,15 +1,13 @@
-"""The conformance runner's own logic: arrival segments, the comparison rules and the options of
-cases that pin documented behaviour."""
+"""The conformance runner's own logic: arrival segments and the comparison rules."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pytest
 
 from streamjoin.dialect import StreamJoinError
-from streamjoin.runner.cases import ExpectError, ExpectedRecord, load_cases
+from streamjoin.runner.cases import ExpectError, ExpectedRecord
 from streamjoin.runner.arrival import Arrival, arrival_segments
 from streamjoin.runner.compare import OutputRecord, compare
 
@@ -91,14 +89,3 @@ ERROR_CASES = [
 @pytest.mark.parametrize("expect, error, missing", ERROR_CASES)
 def test_expected_error_matching(expect, error, missing):
     assert expect.missing(error) == missing
-
-
-def test_a_case_pinning_the_documentation_is_loaded_with_its_option(tmp_path):
-    """The documented ksqlDB behaviour a conformance case pins is selected by its option, set when
-    the case is loaded; its expected output and its own settings are left as they are."""
-    cases = [{"id": "ksqldb.table_table.fk.inner", "dialect": "ksqldb", "sql": "SELECT 1;", "settings": {"x": 1}},
-             {"id": "ksqldb.other", "dialect": "ksqldb", "sql": "SELECT 1;", "settings": {"x": 1}}]
-    (tmp_path / "cases.json").write_text(json.dumps({"cases": cases}))
-    pinned, other = load_cases([tmp_path])
-    assert pinned.settings == {"x": 1, "streamjoin.fk_redundant_tombstones": "false"}
-    assert other.settings == {"x": 1}
