@@ -48,7 +48,10 @@ class Flavour:
     shared_names_prefix_alias: bool = False  # a join's column whose name several inputs have is <ALIAS>_<COLUMN>
     generated_names_count_unnamed: bool = False  # <prefix>n counts unnamed expressions (else n = position)
     synthetic_join_key: bool = False  # FULL OUTER and expression joins are keyed by a synthetic ROWKEY column
-    join_key_must_be_projected: bool = False  # a persistent join query projects its key (option key_must_be_projected)
+    # a persistent join query must project its key (option key_must_be_projected): ksqlDB 0.15+
+    # insists; its documentation's examples leave the key out, and we can name one, so the
+    # default accepts them
+    join_key_must_be_projected: bool = False
     reserved_column_names: tuple[str, ...] = ()  # pseudo-column names no output column may take
     # per-record columns every relation has without declaring them, with their types
     pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "TIMESTAMP(3)"),)
@@ -69,7 +72,8 @@ class Flavour:
     table_joins_on_primary_key: bool = False  # a table is joined on its key; else a foreign-key join
     foreign_key_join_needs_source_table: bool = False  # a foreign-key join's left input is a declared table
     # a deleted or unmatched left row of a foreign-key join is a tombstone even without a result row
-    # to delete (Kafka Streams; option fk_redundant_tombstones)
+    # to delete (Kafka Streams does; option fk_redundant_tombstones): off by default, as ksqlDB's
+    # documentation shows it, since a tombstone for a key never written changes nothing
     foreign_key_tombstone_without_result: bool = False
     repartitions_tables: bool = False  # a table not keyed by its join expressions is re-keyed
     repartitions_to_match_partitions: bool = False  # the input with fewer partitions is repartitioned
@@ -98,7 +102,6 @@ class Ksqldb(Flavour):
     shared_names_prefix_alias = True
     generated_names_count_unnamed = True
     synthetic_join_key = True
-    join_key_must_be_projected = True
     reserved_column_names = ("ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND")
     pseudo_columns = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"))
     window_columns = ("WINDOWSTART", "WINDOWEND")
@@ -111,7 +114,6 @@ class Ksqldb(Flavour):
     single_key_equality = True
     table_joins_on_primary_key = True
     foreign_key_join_needs_source_table = True
-    foreign_key_tombstone_without_result = True
     eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
     concat_skips_nulls = True
     cast_failure_is_null = True  # its documented CAST: NULL when the value does not convert

@@ -10,10 +10,9 @@ import pytest
 from streamjoin.runner.cases import load_cases
 from streamjoin.settings import Settings
 from streamjoin.runner.run import CaseRunner
-from tests.documented import as_documented
 from tests.paths import CONFORMANCE
 
-CASES = [as_documented(c) for c in load_cases([CONFORMANCE])]
+CASES = [c for c in load_cases([CONFORMANCE])]
 
 
 @pytest.fixture(scope="session")

@@ -10,10 +10,9 @@ import pytest
 from streamjoin.runner.cases import Case, load_cases
 from streamjoin.cli import main
 from streamjoin.cli.check_cases import check_case
-from tests.documented import as_documented
 from tests.paths import CONFORMANCE
 
-SHARED_CASES = [as_documented(c) for c in load_cases([CONFORMANCE])] if CONFORMANCE.is_dir() else []
+SHARED_CASES = [c for c in load_cases([CONFORMANCE])] if CONFORMANCE.is_dir() else []
 
 
 def test_conformance_directory_is_present():

@@ -11,10 +11,9 @@ from streamjoin.runner.cases import load_cases
 from streamjoin.runner.compare import compare
 from streamjoin.runner.local import run_locally
 from streamjoin.runner.planned import plan_case
-from tests.documented import as_documented
 from tests.paths import CONFORMANCE
 
-ACCEPTED = [as_documented(c) for c in load_cases([CONFORMANCE]) if c.expect_error is None]
+ACCEPTED = [c for c in load_cases([CONFORMANCE]) if c.expect_error is None]
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=lambda c: c.id)
