@@ -16,7 +16,7 @@ from streamjoin.dialect.formats import FormatError
 from streamjoin.expr import ExpressionError
 from streamjoin.plan import PlannedQuery, Program
 from streamjoin.plan.catalog import SourceDef
-from streamjoin.plan.ddl import properties
+from streamjoin.plan.ddl import Properties
 from streamjoin.plan.rewrites import redefine_sources, retopic, split_repartitions
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.serde.formats import SerdeSpec
@@ -54,8 +54,8 @@ def _compiled(program: Program, query: PlannedQuery, compiled: CompiledQuery) ->
         except ExpressionError as failure:
             raise error(failure.rule, failure.reason, failure.node) from None
         except FormatError as failure:
-            written = properties(query.statement).get(f"{failure.side}_format") if query.statement else None
-            raise error("format", str(failure), written.args["value"] if written else None) from None
+            names = Properties.format_names(program.flavour, failure.side)
+            raise error("format", str(failure), Properties.of(query.statement).written(*names)) from None
         except RecursionError:
             raise error("too-deeply-nested", f"the query nests {NESTING_HINT}", None) from None
         except Exception as failure:  # noqa: BLE001 - even an engine gap is reported at its statement

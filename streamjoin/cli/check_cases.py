@@ -26,7 +26,7 @@ def check_case(case: Case) -> str | None:
             return f"rejected: {error}"
         if case.expect_error.stage == "runtime":
             return None  # rejected earlier than required is still a rejection with no output
-        missing = case.expect_error.matches(str(error))
+        missing = case.expect_error.missing(error)
         return f"error message lacks {missing}: {error}" if missing else None
     except ValueError as error:
         return f"bad case: {error}"

@@ -4,7 +4,7 @@ statements and clauses of ksqlDB, Flink SQL, Lenses SQL and SQLstream s-Server, 
 
 One grammar serves every flavour; `Lenses` only differs in the tokenizer (double quotes delimit
 strings there: `substr(name, 1) = "J"`). What the flavours mean differently is decided in
-streamjoin.plan, not here.
+streamjoin.plan, not here. Declarations (CREATE STREAM|TABLE, SET) are parsed in declarations.py.
 """
 
 from __future__ import annotations
@@ -13,19 +13,31 @@ from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
+from streamjoin.dialect.declarations import DeclarationParsing, positioned
 from streamjoin.dialect.durations import WINDOW_UNITS
 from streamjoin.dialect.generator import TRANSFORMS as STREAM_TRANSFORMS
-from streamjoin.dialect.nodes import (
-    CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery,
-    ViewDefinition, Watermark, Within,
-)
+from streamjoin.dialect.nodes import AggregationWindow, Duration, SourceTable, StreamQuery, ViewDefinition, Within
 
 # Words that end a relation reference instead of aliasing it (`JOIN B WITHIN 10 SECONDS`).
 _NOT_ALIASES = {"WITHIN", "GRACE", "OVER", "EMIT", "LATERAL", "WINDOW", "PARTITION", "MATCH_CONDITION"}
 
 
-class _Parser(parser.Parser):
+def _dereference(self, this, path):
+    """ksqlDB `struct->field` / `struct->*`: a struct field access (an exp.Dot), not JSON extraction."""
+    field = path if isinstance(path, exp.Star) else exp.to_identifier(path.name, quoted=_quoted(path))
+    return self.expression(exp.Dot(this=this, expression=field))
+
+
+def _quoted(path) -> bool:
+    identifier = path.this if isinstance(path, exp.Column) else path
+    return isinstance(identifier, exp.Identifier) and identifier.quoted
+
+
+class _Parser(DeclarationParsing, parser.Parser):
     OPERATION_MODIFIERS = {*parser.Parser.OPERATION_MODIFIERS, "STREAM", "TABLE"}
+    QUERY_MODIFIER_PARSERS = {**parser.Parser.QUERY_MODIFIER_PARSERS,
+                              TokenType.WINDOW: lambda self: ("windows", self._parse_windows())}
+    COLUMN_OPERATORS = {**parser.Parser.COLUMN_OPERATORS, TokenType.ARROW: _dereference}
     STATEMENT_PARSERS = {
         **parser.Parser.STATEMENT_PARSERS,
         TokenType.CREATE: lambda self: self._parse_create_relation(),
@@ -57,7 +69,7 @@ class _Parser(parser.Parser):
             start = self._prev
             if not self._match_texts(("CHANGES", "FINAL")):
                 self.raise_error("Expected EMIT CHANGES")
-            emit = _positioned(exp.var(self._prev.text.upper()), start, self._prev)
+            emit = positioned(exp.var(self._prev.text.upper()), start, self._prev)
         if partition_by or emit:
             return self.expression(StreamQuery(this=query, partition_by=partition_by, emit=emit))
         return query
@@ -72,108 +84,38 @@ class _Parser(parser.Parser):
             self.raise_error("Expected ';' after a WITH view definition")
         return self.expression(ViewDefinition(this=name, expression=query))
 
-    def _parse_set_option(self):
-        first = self._index
-        while self._curr and self._curr.token_type not in (TokenType.SEMICOLON, TokenType.EQ):
-            self._advance()
-        if not self._match(TokenType.EQ) or self._index - 1 == first:
-            self.raise_error("Expected SET key = value")
-        key_text = self._text_between(first, self._index - 2)
-        value_start = self._index
-        while self._curr and self._curr.token_type != TokenType.SEMICOLON:
-            self._advance()
-        value_text = self._text_between(value_start, self._index - 1)
-        return self.expression(SetOption(this=exp.Literal.string(_unquote(key_text)),
-                                         expression=exp.Literal.string(_unquote(value_text))))
+    def _parse_windows(self):
+        """`WINDOW w AS (...)` (named windows), or ksqlDB's aggregation window."""
+        if not self._match(TokenType.WINDOW):
+            return None
+        if self._curr and self._curr.text.upper() in ("TUMBLING", "HOPPING", "SESSION"):
+            return [self._parse_aggregation_window()]
+        return self._parse_csv(self._parse_named_window)
 
-    def _text_between(self, first: int, last: int) -> str:
-        if last < first:
-            self.raise_error("Expected a value")
-            return ""
-        return self.sql[self._tokens[first].start:self._tokens[last].end + 1].strip()
-
-    def _parse_create_relation(self):
-        index = self._index
-        replace = self._match_pair(TokenType.OR, TokenType.REPLACE)
-        if not self._match_texts(("STREAM", "TABLE")):
-            self._retreat(index)
-            return self._parse_create()
+    def _parse_aggregation_window(self):
+        self._advance()
         kind = self._prev.text.upper()
-        exists = self._match_text_seq("IF", "NOT", "EXISTS")
-        name = self._parse_table_parts(schema=True)
-        columns, primary_key, watermarks = [], None, []
-        if self._match(TokenType.L_PAREN):
-            while True:
-                if self._match(TokenType.PRIMARY_KEY):
-                    primary_key = self._parse_wrapped_csv(self._parse_id_var)
-                    self._match_text_seq("NOT", "ENFORCED")
-                elif self._match_text_seq("WATERMARK", "FOR"):
-                    column = self._parse_id_var()
-                    self._match(TokenType.ALIAS)
-                    watermarks.append(self.expression(Watermark(this=column, expression=self._parse_disjunction())))
-                else:
-                    columns.append(self._parse_source_column())
-                if not self._match(TokenType.COMMA):
-                    break
-            self._match_r_paren()
-        properties = self._parse_relation_properties() if self._match(TokenType.WITH) else None
-        query = None
-        if self._match(TokenType.ALIAS):
-            query = self._parse_stream_query_tail(self._parse_select())
-        return self.expression(CreateRelation(
-            kind=kind, this=name, columns=columns or None, primary_key=primary_key,
-            watermarks=watermarks or None, properties=properties, expression=query,
-            replace=replace or None, exists=exists or None))
-
-    def _parse_source_column(self):
-        name = self._parse_id_var(any_token=True)
-        if not name:
-            self.raise_error("Expected a column definition")
-        if self._match(TokenType.ALIAS):
-            return self.expression(SourceColumn(this=name, computed=self._parse_disjunction()))
-        start = self._index
-        kind = self._parse_types(check_func=False, allow_identifiers=False)
-        if not kind:
-            self.raise_error(f"Expected a type for column {name.name}")
-        type_text = self._text_between(start, self._index - 1)
-        column = SourceColumn(this=name, kind=kind, type_text=exp.Literal.string(type_text))
+        args = {}
+        self._match_l_paren()
         while True:
-            if self._match(TokenType.PRIMARY_KEY):
-                column.set("key", "PRIMARY KEY")
-                self._match_text_seq("NOT", "ENFORCED")
-            elif self._match_text_seq("KEY"):
-                column.set("key", "KEY")
-            elif self._match_text_seq("NOT", "NULL"):
-                column.set("not_null", True)
-            elif self._match(TokenType.NULL):
-                continue
-            elif self._match_text_seq("METADATA"):
-                column.set("metadata", True)
-                if self._match(TokenType.FROM):
-                    column.set("metadata_from", self._parse_string())
-            elif self._match_text_seq("VIRTUAL"):
-                column.set("virtual", True)
+            if self._match_text_seq("SIZE"):
+                args["size"] = self._parse_duration()
+            elif self._match_text_seq("ADVANCE", "BY"):
+                args["advance"] = self._parse_duration()
+            elif self._match_text_seq("RETENTION"):
+                args["retention"] = self._parse_duration()
+            elif self._match_text_seq("GRACE", "PERIOD"):
+                args["grace"] = self._parse_duration()
+            elif kind == "SESSION" and "size" not in args:
+                args["size"] = self._parse_duration()  # the inactivity gap
             else:
-                return self.expression(column)
-
-    def _parse_relation_properties(self):
-        def parse_property():
-            # any word is a key: `timestamp` and `format` are keywords to the tokenizer
-            key = self._parse_string() or self._parse_var(any_token=True)
-            if key is None:
-                self.raise_error("Expected a property name = value")
-            while self._match(TokenType.DOT):  # unquoted Flink keys like value.format
-                key = exp.Literal.string(f"{key.name}.{self._parse_var(any_token=True).name}")
-            self._match(TokenType.EQ)
-            sign = self._prev if self._match_set((TokenType.DASH, TokenType.PLUS)) else None
-            value = self._parse_primary() or self._parse_var(any_token=True)
-            if value is None:
-                self.raise_error(f"Expected a value for {key.name} (e.g. {key.name}='...')")
-            if sign is not None:  # a signed number is kept as written, for the planner to judge
-                value = _positioned(exp.Literal(this=sign.text + value.name, is_string=False), sign, self._prev)
-            return self.expression(exp.Property(this=exp.Literal.string(key.name.lower()), value=value))
-
-        return self._parse_wrapped_csv(parse_property)
+                self.raise_error("Expected SIZE, ADVANCE BY, RETENTION or GRACE PERIOD")
+            if not self._match(TokenType.COMMA):
+                break
+        self._match_r_paren()
+        if "size" not in args or (kind == "HOPPING") != ("advance" in args):
+            self.raise_error(f"a {kind} window needs SIZE" + (" and ADVANCE BY" if kind == "HOPPING" else ""))
+        return self.expression(AggregationWindow(kind=kind, **args))
 
     # -- relations ----------------------------------------------------------------------------
     def _parse_table_alias(self, alias_tokens=None):
@@ -191,7 +133,7 @@ class _Parser(parser.Parser):
             over = self._parse_window(exp.var("relation"))
             if not over.args.get("spec") and not over.alias:
                 self.raise_error("Expected OVER (RANGE ...) or OVER window_name")
-            window = over.args.get("spec") or _positioned(exp.var(over.alias), name, name)
+            window = over.args.get("spec") or positioned(exp.var(over.alias), name, name)
             if not this.args.get("alias"):
                 this.set("alias", super()._parse_table_alias())
         within = self._parse_within()
@@ -216,7 +158,7 @@ class _Parser(parser.Parser):
         if before is None and grace is None:
             return None
         within = Within(before=before, after=after, grace=grace, symmetric=symmetric)
-        return self.expression(_positioned(within, start, start))
+        return self.expression(positioned(within, start, start))
 
     def _parse_duration(self):
         number = self._parse_number()
@@ -253,25 +195,13 @@ class _Parser(parser.Parser):
         return join
 
 
-def _positioned(node, first, last):
-    """`node` marked as spanning the tokens first..last (for positioned errors)."""
-    if first is not None:
-        node.meta.update(sj_start=first.start, sj_end=last.end)
-    return node
-
-
-def _unquote(text: str) -> str:
-    text = text.strip()
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`" else text
-
-
 class StreamJoin(Dialect):
     """The dialect for the ksqlDB, Flink and s-Server flavours."""
 
     ALIAS_POST_VERSION = True  # Flink: `t FOR SYSTEM_TIME AS OF o.ts AS alias`
 
     class Tokenizer(tokens.Tokenizer):
-        pass
+        IDENTIFIERS = ['"', "`"]  # ksqlDB and Flink quote names with back-quotes
 
     Parser = _Parser
 

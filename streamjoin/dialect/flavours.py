@@ -41,11 +41,27 @@ class Flavour:
     star_prefixes_alias: bool = False  # SELECT * over a join names columns <ALIAS>_<COLUMN>
     star_skips_key_column: bool = False  # SELECT * leaves out the `_key` pseudo-column
     star_skips_proctime: bool = False  # SELECT * leaves out a PROCTIME() column
+    # SELECT * over a join that ends in PARTITION BY also lists each input's pseudo-columns
+    # (<ALIAS>_ROWTIME, ...): ksqlDB re-keys the join's internal row, which carries copies of them
+    partitioned_join_star_lists_pseudo_columns: bool = False
     output_key: OutputKey = OutputKey.NONE
+    shared_names_prefix_alias: bool = False  # a join's column whose name several inputs have is <ALIAS>_<COLUMN>
+    generated_names_count_unnamed: bool = False  # <prefix>n counts unnamed expressions (else n = position)
+    synthetic_join_key: bool = False  # FULL OUTER and expression joins are keyed by a synthetic ROWKEY column
+    # a persistent join query must project its key (option key_must_be_projected): ksqlDB 0.15+
+    # insists; its documentation's examples leave the key out, and we can name one, so the
+    # default accepts them
+    join_key_must_be_projected: bool = False
+    reserved_column_names: tuple[str, ...] = ()  # pseudo-column names no output column may take
+    # per-record columns every relation has without declaring them, with their types
+    pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "TIMESTAMP(3)"),)
+    rowtime_is_output_time: bool = False  # unqualified ROWTIME: the later input's; projected, the record ts
+    window_columns: tuple[str, ...] = ()  # BIGINT pseudo-columns of a windowed key's bounds (start, end)
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
     table_requires_primary_key: bool = False  # CREATE TABLE must name its PRIMARY KEY (tables join on keys)
+    format_property_covers_key: bool = False  # WITH (FORMAT=...) sets the key format too (else value only)
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -54,12 +70,20 @@ class Flavour:
     single_key_equality: bool = False  # one key equality per join (option allow_multi_column_keys)
     table_right_join_stream: bool = False  # table RIGHT JOIN stream is accepted (as stream LEFT JOIN table)
     table_joins_on_primary_key: bool = False  # a table is joined on its key; else a foreign-key join
+    foreign_key_join_needs_source_table: bool = False  # a foreign-key join's left input is a declared table
+    # a deleted or unmatched left row of a foreign-key join is a tombstone even without a result row
+    # to delete (Kafka Streams does; option fk_redundant_tombstones): off by default, as ksqlDB's
+    # documentation shows it, since a tombstone for a key never written changes nothing
+    foreign_key_tombstone_without_result: bool = False
     repartitions_tables: bool = False  # a table not keyed by its join expressions is re-keyed
     repartitions_to_match_partitions: bool = False  # the input with fewer partitions is repartitioned
     zero_grace_by_default: bool = False  # a WITHIN without GRACE closes once stream time passes it
     eager_outer_without_grace: bool = False  # no GRACE: unmatched outer rows at once (option eager_outer)
     reemit_on_late_table_row: bool = False  # a late table row re-emits LEFT stream-table rows (option reemit_on_table_update)
+    # -- clauses
+    having_filters_groups: bool = True  # HAVING filters a GROUP BY's groups (else the clause is rejected)
     # -- expressions
+    comparisons_need_matching_types: bool = False  # `x > '100'` with a numeric x is an error, not a coercion
     concat_skips_nulls: bool = False  # CONCAT treats a NULL argument as '' (else the result is NULL)
     zero_based_substring: bool = False  # SUBSTR(s, start[, end]): zero-based, `end` exclusive
     double_quoted_strings: bool = False  # an unresolvable "name" is a string literal
@@ -73,17 +97,27 @@ class Ksqldb(Flavour):
     upper_case_identifiers = True
     expression_column_prefix = "KSQL_COL_"
     star_prefixes_alias = True
+    partitioned_join_star_lists_pseudo_columns = True
     output_key = OutputKey.PROJECTED_COLUMN
+    shared_names_prefix_alias = True
+    generated_names_count_unnamed = True
+    synthetic_join_key = True
+    reserved_column_names = ("ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND")
+    pseudo_columns = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"))
+    window_columns = ("WINDOWSTART", "WINDOWEND")
     upper_case_sink_topic = True
     create_kind_must_match = True
     table_requires_primary_key = True
+    format_property_covers_key = True
     join_model = JoinModel.KEYED
     equi_join_conditions_only = True
     single_key_equality = True
     table_joins_on_primary_key = True
+    foreign_key_join_needs_source_table = True
     eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
     concat_skips_nulls = True
     cast_failure_is_null = True  # its documented CAST: NULL when the value does not convert
+    comparisons_need_matching_types = True
 
 
 class Flink(Flavour):
@@ -109,6 +143,7 @@ class Lenses(Flavour):
     repartitions_tables = True
     repartitions_to_match_partitions = True
     zero_grace_by_default = True  # its sliding windows have no grace
+    having_filters_groups = False  # its aggregations are SELECT ... [WINDOW BY ...] GROUP BY, no HAVING
     reemit_on_late_table_row = True
     zero_based_substring = True  # Java's String.substring
     double_quoted_strings = True  # `substr(name, 1) = "J"`
@@ -119,6 +154,7 @@ class SqlStream(Flavour):
 
     name = "sqlstream"
     upper_case_identifiers = True
+    rowtime_is_output_time = True
     join_model = JoinModel.WINDOWED
 
 

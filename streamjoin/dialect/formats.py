@@ -43,9 +43,14 @@ def format_problem(side: str, fmt: str, columns: Sequence[tuple[str, SqlType]]) 
     return None
 
 
-def event_time_problem(column: str, kind: SqlType) -> str | None:
+def event_time_problem(column: str, kind: SqlType, timestamp_format: str | None = None) -> str | None:
     """Why `column` cannot hold a record's event time, or None: a TIMESTAMP, or epoch
-    milliseconds in a BIGINT (or INT)."""
+    milliseconds in a BIGINT (or INT); with a TIMESTAMP_FORMAT, text (a STRING) in that pattern."""
+    if timestamp_format is not None:
+        if kind.name == "STRING":
+            return None
+        return (f"timestamp column {column!r} has a TIMESTAMP_FORMAT, so it must be a STRING, not {kind}: "
+                "remove TIMESTAMP_FORMAT to read a TIMESTAMP or BIGINT column")
     if kind.is_timestamp or kind.name in ("BIGINT", "INT"):
         return None
     return f"timestamp column {column!r} must be TIMESTAMP or BIGINT (epoch milliseconds), not {kind}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from streamjoin.dialect.nodes import (
-    CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
+    AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
     Watermark, Within,
 )
 
@@ -39,6 +39,15 @@ def _source_table_sql(self, e: SourceTable) -> str:
     return text
 
 
+def _aggregation_window_sql(self, e: AggregationWindow) -> str:
+    kind = e.args["kind"]
+    parts = [self.sql(e, "size") if kind == "SESSION" else f"SIZE {self.sql(e, 'size')}"]
+    for arg, word in (("advance", "ADVANCE BY"), ("retention", "RETENTION"), ("grace", "GRACE PERIOD")):
+        if e.args.get(arg):
+            parts.append(f"{word} {self.sql(e, arg)}")
+    return f"{kind} ({', '.join(parts)})"
+
+
 def _source_column_sql(self, e: SourceColumn) -> str:
     if e.args.get("computed"):
         return f"{self.sql(e, 'this')} AS {self.sql(e, 'computed')}"
@@ -51,6 +60,9 @@ def _source_column_sql(self, e: SourceColumn) -> str:
         parts.append("METADATA" + (f" FROM {self.sql(e, 'metadata_from')}" if e.args.get("metadata_from") else ""))
     if e.args.get("virtual"):
         parts.append("VIRTUAL")
+    header = e.args.get("header")
+    if header is not None:
+        parts.append("HEADERS" if isinstance(header, exp.Star) else f"HEADER({self.sql(header)})")
     return " ".join(parts)
 
 
@@ -89,6 +101,7 @@ def _lateral_sql(self, e: exp.Lateral) -> str:
 
 TRANSFORMS = {
     Duration: _duration_sql,
+    AggregationWindow: _aggregation_window_sql,
     exp.Lateral: _lateral_sql,
     exp.Array: lambda self, e: f"[{self.expressions(e, flat=True)}]",
     Within: _within_sql,
@@ -99,4 +112,6 @@ TRANSFORMS = {
     ViewDefinition: lambda self, e: f"WITH {self.sql(e, 'this')} AS ({self.sql(e, 'expression')})",
     SetOption: lambda self, e: f"SET '{e.option}'='{e.value}'",
     Watermark: lambda self, e: f"WATERMARK FOR {self.sql(e, 'this')} AS {self.sql(e, 'expression')}",
+    # a struct field (ksqlDB `s->f`); the parser makes `->` a Dot, and Dots print back as `->`
+    exp.Dot: lambda self, e: f"{self.sql(e, 'this')}->{self.sql(e, 'expression')}",
 }

@@ -37,11 +37,21 @@ class SourceTable(exp.Table):
 
 class SourceColumn(exp.Expression):
     """A column element of CREATE STREAM/TABLE: `name type [KEY | PRIMARY KEY] [NOT NULL]
-    [METADATA [FROM 'k'] [VIRTUAL]]`, or Flink's computed `name AS expr`. `type_text` keeps the
-    type as written (a string literal) for SqlType.parse."""
+    [METADATA [FROM 'k'] [VIRTUAL] | HEADERS | HEADER('k')]`, or Flink's computed `name AS
+    expr`. `type_text` keeps the type as written (a string literal) for SqlType.parse; `header`
+    is the header key (a string literal), or a Star for all headers."""
 
     arg_types = {"this": True, "kind": False, "type_text": False, "key": False, "not_null": False,
-                 "metadata": False, "metadata_from": False, "virtual": False, "computed": False}
+                 "metadata": False, "metadata_from": False, "virtual": False, "computed": False,
+                 "header": False}
+
+
+class AggregationWindow(exp.Expression):
+    """ksqlDB `WINDOW TUMBLING (SIZE d [, RETENTION d] [, GRACE PERIOD d])`, `HOPPING (SIZE d,
+    ADVANCE BY d, ...)` or `SESSION (d, ...)` (the gap in `size`) for a GROUP BY: kind is the
+    window type's name, the durations are Durations."""
+
+    arg_types = {"kind": True, "size": True, "advance": False, "retention": False, "grace": False}
 
 
 class Watermark(exp.Expression):

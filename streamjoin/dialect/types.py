@@ -28,6 +28,7 @@ _ALIASES = {
     "BOOL": "BOOLEAN", "REAL": "FLOAT", "NUMERIC": "DECIMAL", "DEC": "DECIMAL", "ROW": "STRUCT",
     "VARBINARY": "BYTES", "BINARY": "BYTES",
 }
+TYPE_WORDS = TYPE_NAMES | set(_ALIASES)  # every type name a column declaration may use
 INTEGER_RANGES = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}  # two's complement bits
 TIMESTAMP_NAMES = frozenset({"TIMESTAMP", "TIMESTAMP_LTZ"})
 _DEFAULT_PARAMS = {"DECIMAL": (10, 0), "TIMESTAMP": (3,), "TIMESTAMP_LTZ": (3,)}

@@ -214,6 +214,7 @@ class GroupState:
 
     accumulators: list[Accumulator]
     rows: int = 0
+    emitted: bool = False  # its current result row is out (HAVING may withhold or delete it)
 
 
 @dataclass
@@ -226,6 +227,7 @@ class AggregatePlan:
     output_names: list[str]
     key_evaluators: list[Evaluator] = field(repr=False)
     output_evaluators: list[Evaluator] = field(repr=False)
+    having: Evaluator | None = field(default=None, repr=False)  # over the same env as the outputs
 
     def group_key(self, env: Env) -> tuple:
         return tuple(key(env) for key in self.key_evaluators)
@@ -245,21 +247,26 @@ class AggregatePlan:
         for call, accumulator in zip(self.calls, state.accumulators):
             accumulator.retract(None if call.argument is None else call.argument(env))
 
-    def result(self, key: tuple, state: GroupState) -> dict[str, Any]:
+    def result(self, key: tuple, state: GroupState) -> dict[str, Any] | None:
+        """The group's result row; None when HAVING rejects the group."""
         env = {
             KEY_RELATION: {f"k{i}": value for i, value in enumerate(key)},
             AGG_RELATION: {f"a{i}": acc.result() for i, acc in enumerate(state.accumulators)},
         }
+        if self.having is not None and self.having(env) is not True:
+            return None
         return {name: evaluate(env) for name, evaluate in zip(self.output_names, self.output_evaluators)}
 
 
 def compile_aggregates(
-    select_expressions: Sequence[exp.Expression], scope: Scope, group_by: Sequence[exp.Expression] = ()
+    select_expressions: Sequence[exp.Expression], scope: Scope, group_by: Sequence[exp.Expression] = (),
+    having: exp.Expression | None = None,
 ) -> AggregatePlan:
     """Split `SELECT name, SUM(o.amount * r.rate) AS amount ... GROUP BY name` into group keys
     (evaluated on input rows), aggregate calls (arguments evaluated on input rows) and output
     expressions (evaluated on the group key and the aggregate results: `SUM(x) / COUNT(*)` works).
-    A column outside every aggregate must be a GROUP BY expression."""
+    A column outside every aggregate must be a GROUP BY expression. `having`: the HAVING
+    predicate, evaluated like an output expression."""
     group_by = list(group_by)
     fingerprints = [_fingerprint(key, scope) for key in group_by]
     calls: list[AggregateCall] = []
@@ -284,6 +291,7 @@ def compile_aggregates(
         return node
 
     rewritten = [rewrite(expression.copy()) for expression in select_expressions]
+    having_rewritten = rewrite(having.copy()) if having is not None else None
     placeholders = Scope(
         {
             KEY_RELATION: {f"k{i}": scope.static_type(key) for i, key in enumerate(group_by)},
@@ -297,6 +305,7 @@ def compile_aggregates(
         output_names=[_output_name(expression) for expression in select_expressions],
         key_evaluators=[compile_expr(key, scope) for key in group_by],
         output_evaluators=[compile_expr(expression, placeholders) for expression in rewritten],
+        having=compile_expr(having_rewritten, placeholders) if having_rewritten is not None else None,
     )
 
 

@@ -55,12 +55,13 @@ __all__ = [
     "KEY_FIELD",
 ]
 
-# Row fields the decoders fill for the pseudo-columns when a relation does not declare a column
-# of that name: ROWTIME (event time, epoch ms; s-Server/ksqlDB) and _key (the record key; Lenses).
-# `_value` (Lenses) is the row itself without these two fields.
+# Row fields the task fills for the pseudo-columns when a relation does not declare a column of
+# that name: ROWTIME (event time, epoch ms), ROWPARTITION and ROWOFFSET (where the record was
+# read; ksqlDB), and _key (the record key; Lenses). `_value` (Lenses) is the row without them.
 ROWTIME_FIELD = "ROWTIME"
 KEY_FIELD = "_key"
-PSEUDO_TYPES: dict[str, SqlType | None] = {"ROWTIME": TIMESTAMP, "_KEY": None, "_VALUE": None}
+RECORD_FIELDS = (ROWTIME_FIELD, "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND", KEY_FIELD)
+_LENSES_PSEUDO: dict[str, SqlType | None] = {"_KEY": None, "_VALUE": None}
 
 
 @dataclass(frozen=True)
@@ -71,19 +72,24 @@ class ExprOptions:
     unresolvable double-quoted name is a string literal (Lenses' `substr(name, 1) = "J"`);
     `array_index_base`: the subscript of an array's first element; `cast_failure_is_null`: a CAST
     that cannot convert its value yields NULL (ksqlDB) instead of failing the record (TRY_CAST
-    always yields NULL)."""
+    always yields NULL); `pseudo_columns`: (name, type) of the columns every relation has
+    undeclared (ksqlDB's ROWTIME is epoch millis as a BIGINT, beside ROWPARTITION, ROWOFFSET and
+    a windowed key's WINDOWSTART and WINDOWEND; s-Server's ROWTIME is a TIMESTAMP)."""
 
     concat_skips_nulls: bool = True
     zero_based_substring: bool = False
     double_quoted_strings: bool = False
     array_index_base: int = 1
     cast_failure_is_null: bool = True
+    pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"),
+                                                   ("WINDOWSTART", "BIGINT"), ("WINDOWEND", "BIGINT"))
 
     @classmethod
     def of(cls, flavour: Flavour) -> "ExprOptions":
         return cls(concat_skips_nulls=flavour.concat_skips_nulls, zero_based_substring=flavour.zero_based_substring,
                    double_quoted_strings=flavour.double_quoted_strings,
-                   cast_failure_is_null=flavour.cast_failure_is_null)
+                   cast_failure_is_null=flavour.cast_failure_is_null,
+                   pseudo_columns=flavour.pseudo_columns + tuple((name, "BIGINT") for name in flavour.window_columns))
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,8 @@ class Scope:
             else dict.fromkeys(columns)
             for alias, columns in relations.items()
         }
+        self.pseudo_types: dict[str, SqlType | None] = {
+            **{name: parse_type(kind) for name, kind in options.pseudo_columns}, **_LENSES_PSEUDO}
 
     def find_alias(self, name: str) -> str | None:
         return _match(name, self.relations, "relation")
@@ -136,10 +144,10 @@ class Scope:
         if len(owners) > 1:
             raise ExpressionError(f"column {name!r} is ambiguous: it is in {', '.join(owners)}", node)
         pseudo = name.upper()
-        if pseudo == "ROWTIME" or (pseudo in PSEUDO_TYPES and len(self.relations) == 1):
+        if pseudo == ROWTIME_FIELD or (pseudo in self.pseudo_types and len(self.relations) == 1):
             alias = next(iter(self.relations)) if len(self.relations) == 1 else None
-            return ColumnRef(alias, pseudo, PSEUDO_TYPES[pseudo], fields, pseudo=True)
-        if pseudo in PSEUDO_TYPES:
+            return ColumnRef(alias, pseudo, self.pseudo_types.get(pseudo), fields, pseudo=True)
+        if pseudo in self.pseudo_types:
             raise ExpressionError(f"{name} is ambiguous: qualify it with one of {self._aliases()}", node)
         if fields:
             raise ExpressionError(
@@ -152,8 +160,8 @@ class Scope:
         column = _match(name, columns, "column")
         if column is not None:
             return ColumnRef(alias, column, columns[column], tuple(fields))
-        if name.upper() in PSEUDO_TYPES:
-            return ColumnRef(alias, name.upper(), PSEUDO_TYPES[name.upper()], tuple(fields), pseudo=True)
+        if name.upper() in self.pseudo_types:
+            return ColumnRef(alias, name.upper(), self.pseudo_types[name.upper()], tuple(fields), pseudo=True)
         raise ExpressionError(
             f"unknown column {name!r} in {alias} (columns: {', '.join(columns) or 'none'})", node
         )
@@ -176,6 +184,10 @@ class Scope:
             return TIMESTAMP if kind is not None and kind.is_timestamp else kind
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return _cast_type(node.to)
+        if isinstance(node, exp.Dot):  # a struct field: its declared type
+            struct = self.static_type(node.this)
+            fields = struct.fields if struct is not None and struct.name == "STRUCT" else ()
+            return next((t for name, t in fields if name.casefold() == node.expression.name.casefold()), None)
         if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
             return TIMESTAMP
         if isinstance(node, (exp.Add, exp.Sub)) and (
@@ -262,11 +274,11 @@ def _reader(ref: ColumnRef) -> Evaluator:
             row = env[alias]
             if row is None:
                 return None
-            return {k: v for k, v in row.items() if k not in (ROWTIME_FIELD, KEY_FIELD)}
+            return {k: v for k, v in row.items() if k not in RECORD_FIELDS}
 
         return read_value
-    if ref.pseudo:
-        column = {"ROWTIME": ROWTIME_FIELD, "_KEY": KEY_FIELD}[column]
+    if ref.pseudo and column == "_KEY":
+        column = KEY_FIELD
 
     def read(env: Env) -> Any:
         row = env[alias]

@@ -147,15 +147,9 @@ def _subscript(node: exp.Bracket, scope) -> Evaluator:
 
 @compiles(exp.Dot)
 def _dot(node: exp.Dot, scope) -> Evaluator:
+    """A struct field (ksqlDB `s->f`, or `a.b.c.d` past a column's parts); `s->*` is expanded
+    by the planner."""
+    if isinstance(node.expression, exp.Star):
+        raise ExpressionError("struct->* is not a value; the planner expands it", node)
     field = node.expression.name
-    return strict(lambda value: struct_field(value, field), compile_node(node.this, scope))
-
-
-@compiles(exp.JSONExtract)
-def _arrow(node: exp.JSONExtract, scope) -> Evaluator:
-    """ksqlDB's struct dereference `col->field` (sqlglot reads `->` as a JSON extraction)."""
-    key = node.expression
-    if not (isinstance(key, exp.Column) and not key.table):
-        raise ExpressionError("-> expects a field name", node)
-    field = key.name
     return strict(lambda value: struct_field(value, field), compile_node(node.this, scope))

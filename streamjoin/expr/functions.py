@@ -14,6 +14,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from streamjoin.expr.core import Env, Evaluator, ExpressionError, compile_node, compiles, strict
+from streamjoin.serde.java_time import format_millis, parse_millis
 from streamjoin.expr.values import (
     ceil_number,
     ceil_timestamp,
@@ -173,6 +174,20 @@ def _to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
     return strict(parse_timestamp, *args)
 
 
+@named("TIMESTAMPTOSTRING")
+def _timestamp_to_string(args: list[Evaluator], node, scope) -> Evaluator:
+    """ksqlDB TIMESTAMPTOSTRING(epoch millis, Java pattern[, time zone]) -> text."""
+    _arity(node, args, 2, 3)
+    return strict(lambda millis, pattern, *tz: format_millis(to_millis(millis), pattern, *tz), *args)
+
+
+@named("STRINGTOTIMESTAMP")
+def _string_to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
+    """ksqlDB STRINGTOTIMESTAMP(text, Java pattern[, time zone]) -> epoch millis."""
+    _arity(node, args, 2, 3)
+    return strict(parse_millis, *args)
+
+
 # ---- NULL handling ------------------------------------------------------------------------
 
 
@@ -200,6 +215,14 @@ def _nullif(node: exp.Nullif, scope) -> Evaluator:
         return None if x is not None and x == other(env) else x
 
     return evaluate
+
+
+@named("AS_VALUE")
+def _as_value(args: list[Evaluator], node, scope) -> Evaluator:
+    """ksqlDB AS_VALUE(key column): the value itself; as an expression (not a column reference) it
+    is a value column, never taken for the result key."""
+    _arity(node, args, 1, 1)
+    return args[0]
 
 
 # ---- arrays -------------------------------------------------------------------------------

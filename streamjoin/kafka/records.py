@@ -67,8 +67,10 @@ class Placed:
 
 
 def place(topic: str, partitions: int, serde: SerdeSpec, key: Any, value: Any, ts: int,
-          sequence: int, headers=()) -> Placed:
-    key_bytes = None if key is None or not serde.key_columns else encode_key(serde, _key_tuple(serde, key))
+          sequence: int, headers=(), window: tuple[int, int] | None = None) -> Placed:
+    """`window`: (start, end) of a windowed key."""
+    key_parts = None if key is None or not serde.key_columns else _key_tuple(serde, key) + tuple(window or ())
+    key_bytes = None if key_parts is None else encode_key(serde, key_parts)
     value_bytes = None if value is None else encode_value(serde, _value_row(serde, value, ts))
     partition = sequence % partitions if key_bytes is None else default_partition(key_bytes, partitions)
     return Placed(topic, partition, OutRecord(key_bytes, value_bytes, ts, tuple(headers), partition))
@@ -85,9 +87,13 @@ def _key_tuple(serde: SerdeSpec, key: Any) -> tuple:
 
 def _value_row(serde: SerdeSpec, value: Any, ts: int) -> dict:
     if isinstance(value, dict):
+        # A JSON reader matches field names to columns ignoring case, and a missing field is NULL:
+        # the row holds each payload column under its declared name.
+        folded = {str(k).lower(): v for k, v in value.items()}
+        row = {name: value[name] if name in value else folded.get(name.lower()) for name, _ in serde.payload_columns}
         # A virtual event-time column (Flink METADATA ... VIRTUAL) is absent: it is the record ts.
-        missing_time = serde.timestamp_column and serde.timestamp_column not in value
-        return {**value, serde.timestamp_column: ts} if missing_time else value
+        missing_time = serde.timestamp_column and serde.timestamp_column.lower() not in folded
+        return {**row, serde.timestamp_column: ts} if missing_time else row
     # An unwrapped single-column value.
     (name, _), = serde.payload_columns
     return {name: value}

@@ -18,6 +18,7 @@ from streamjoin.operators.base import (
     JoinProcessor,
     Record,
     Row,
+    RowKind,
     Side,
 )
 from streamjoin.operators.changelog import ResultRow, keyed_result_changes, require_join_type
@@ -31,6 +32,9 @@ class ForeignKeyJoinConfig:
     join_type: JoinType = JoinType.INNER
     residual: Residual | None = None
     emit_retractions: bool = False
+    # Kafka Streams: a left row that is deleted, or updated to reference nothing, forwards a
+    # tombstone even when it had no result row (a redundant delete); the ksqlDB docs show none.
+    tombstone_without_result: bool = False
 
     def __post_init__(self) -> None:
         require_join_type("a foreign-key join", self.join_type, (JoinType.INNER, JoinType.LEFT))
@@ -58,10 +62,11 @@ class Response:
 
 
 class ForeignKeyLeftStage:
-    """Left-key side: the left table (pk -> (row, ts, version)) and the current result rows.
-    A left change sends (un)subscriptions; a response for the current version of a left row
+    """Left-key side: the left table (pk -> (row, ts, version, replaced)) and the current result
+    rows. A left change sends (un)subscriptions; a response for the current version of a left row
     becomes a result change. A response for an older version is dropped: the left row changed
-    since and its own response is on the way (Kafka Streams' hash check)."""
+    since and its own response is on the way (Kafka Streams' hash check). `replaced`: the
+    version replaced an earlier row, so finding no right row deletes (see tombstone_without_result)."""
 
     def __init__(self, config: ForeignKeyJoinConfig) -> None:
         self.config = config
@@ -81,18 +86,19 @@ class ForeignKeyLeftStage:
             self.left.delete(key)
         else:
             self.versions += 1
-            self.left.put(key, (record.value, record.ts, self.versions))
+            self.left.put(key, (record.value, record.ts, self.versions, old is not None))
         if new_fk is not None:  # the result waits for the right stage's response
             return [], subscriptions + [Subscription(new_fk, key, self.versions)]
         keeps_left = record.value is not None and self.config.join_type is JoinType.LEFT
         after = ResultRow(record.value, None) if keeps_left else None
-        return self._emit(key, after, record.ts), subscriptions
+        return self._emit(key, after, record.ts, deletes=old is not None), subscriptions
 
-    def on_response(self, response: Response) -> list[Change]:
+    def on_response(self, response: Response, own: bool = False) -> list[Change]:
+        """`own`: the answer to the left row's own change (not a right row's fan-out)."""
         current = self.left.get(response.left_key)
         if current is None or current[2] != response.left_version:
             return []
-        row, ts, _ = current
+        row, ts, _, replaced = current
         right = response.right
         if right is not None and not accepts(self.config.residual, row, right):
             right = None
@@ -102,14 +108,18 @@ class ForeignKeyLeftStage:
             after = ResultRow(row, right)
         if response.right_ts is not None:
             ts = max(ts, response.right_ts)
-        return self._emit(response.left_key, after, ts)
+        return self._emit(response.left_key, after, ts, deletes=own and replaced)
 
-    def _emit(self, key: Hashable, after: ResultRow | None, ts: int) -> list[Change]:
+    def _emit(self, key: Hashable, after: ResultRow | None, ts: int, deletes: bool = False) -> list[Change]:
+        """The result change of `key`; `deletes`: a left change that leaves no result row is a
+        tombstone even without a row to delete, where the config says so."""
         before = self.results.get(key)
         if after is None:
             self.results.delete(key)
         else:
             self.results.put(key, after)
+        if before is None and after is None and deletes and self.config.tombstone_without_result:
+            return [Change(RowKind.DELETE, key, None, None, ts)]
         return keyed_result_changes(key, before, after, ts, self.config.emit_retractions)
 
 
@@ -188,9 +198,9 @@ class ForeignKeyJoin(JoinProcessor):
             return self._answer(self.right_stage.on_right(record))
         changes, subscriptions = self.left_stage.on_left(record)
         for subscription in subscriptions:
-            changes += self._answer(self.right_stage.on_subscription(subscription))
+            changes += self._answer(self.right_stage.on_subscription(subscription), own=True)
         return changes
 
-    def _answer(self, responses: list[Response]) -> list[Change]:
+    def _answer(self, responses: list[Response], own: bool = False) -> list[Change]:
         return [change for response in responses
-                for change in self.left_stage.on_response(response)]
+                for change in self.left_stage.on_response(response, own)]

@@ -15,7 +15,9 @@ from sqlglot import exp
 
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
-from streamjoin.plan.joins import Input, JoinClause, _check_key_types, _copartition, _finish
+from streamjoin.plan.copartition import copartition
+from streamjoin.plan.inputs import Input, JoinClause
+from streamjoin.plan.joins import _check_key_types, _finish
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, qualifier
 
 ROWTIME = "ROWTIME"
@@ -59,7 +61,7 @@ def plan_asof(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
     _check_key_types(ctx, scope, split, join.args.get("on") or join)
     lkeys, rkeys = [p[0] for p in split.pairs], [p[1] for p in split.pairs]
     if lkeys:
-        left, right = _copartition(ctx, left, right, lkeys, rkeys, join)
+        left, right = copartition(ctx, left, right, lkeys, rkeys, join)
     elif max(left.partitions or 1, right.partitions or 1) > 1:
         # Without ON every row has the one empty key, which a task per partition cannot see whole.
         raise ctx.error("asof-partitions", "an ASOF JOIN without ON keys needs single-partition inputs "

@@ -16,6 +16,15 @@ KINDS = ("stream", "table", "versioned_table")
 
 
 @dataclass(frozen=True)
+class SourceWindow:
+    """A windowed key (ksqlDB WINDOW_TYPE / WINDOW_SIZE): each record key carries the bounds of
+    the window it belongs to. size_ms is None for SESSION windows (their bounds vary)."""
+
+    kind: str  # TUMBLING | HOPPING | SESSION
+    size_ms: int | None = None
+
+
+@dataclass(frozen=True)
 class SourceDef:
     """One input relation: what it is (kind), where it lives (topic, partitions, formats) and its
     schema (ordered columns, key columns, event-time column, processing-time column)."""
@@ -35,6 +44,10 @@ class SourceDef:
     # The key columns travel inside the record value, not the record key (a versioned table
     # derived from a key-less history stream, e.g. a Flink temporal table function).
     key_in_value: bool = False
+    wrap_single_value: bool = True  # False: a single value column is the bare value, not an object
+    value_delimiter: str = ","  # DELIMITED values
+    timestamp_format: str | None = None  # the `timestamp` column is text in this (Java) pattern
+    window: SourceWindow | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

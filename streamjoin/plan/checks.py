@@ -1,6 +1,6 @@
 """Checks of a whole statement before it is planned: clauses a streaming query cannot honour
-(which planning would otherwise silently drop), subqueries, every duration and INTERVAL read
-once, and a relation declared twice."""
+(which planning would otherwise silently drop), EMIT FINAL without a windowed aggregation,
+subqueries, every duration and INTERVAL read once, and a relation declared twice."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from sqlglot import exp
 from streamjoin.dialect.durations import DurationError, interval_millis
 from streamjoin.dialect.errors import span
 from streamjoin.dialect.flavours import JoinModel
-from streamjoin.dialect.nodes import CreateRelation, Duration, StreamQuery, ViewDefinition
+from streamjoin.dialect.nodes import AggregationWindow, CreateRelation, Duration, StreamQuery, ViewDefinition
 from streamjoin.plan.asof import is_asof
 from streamjoin.plan.relations import VIEW_HINT, table_name
 from streamjoin.plan.scope import Context
@@ -19,8 +19,6 @@ _UNSUPPORTED = {
     "limit": ("LIMIT", "a streaming query never ends, so it has no last row to stop at: remove it"),
     "order": ("ORDER BY", "results are emitted as the inputs arrive: remove it"),
     "distinct": ("SELECT DISTINCT", "GROUP BY the selected columns instead"),
-    "having": ("HAVING", "filter the aggregate where its result is read: declare this query as "
-               "CREATE TABLE name AS SELECT ... and SELECT ... FROM name WHERE ..."),
     "qualify": ("QUALIFY", "filter in a query that reads this one's result"),
     "with_": ("WITH ... AS (a common table expression)", f"declare it as its own query ({VIEW_HINT})"),
 }
@@ -41,9 +39,9 @@ def check_statement(ctx: Context, statement: exp.Expr, declared: dict[str, exp.E
             raise ctx.error("interval" if isinstance(node, exp.Interval) else "duration", str(error), node) from None
     for stream_query in statement.find_all(StreamQuery):
         emit = stream_query.args.get("emit")
-        if emit is not None and emit.name == "FINAL":
+        if emit is not None and emit.name == "FINAL" and not _windowed_aggregation(stream_query.this):
             raise ctx.error("emit-final", "EMIT FINAL emits a windowed aggregate once its window closes, and "
-                            "streamjoin has no windowed aggregates: write EMIT CHANGES", emit)
+                            "this query has no WINDOW TUMBLING|HOPPING (...) GROUP BY: write EMIT CHANGES", emit)
     top = _query_of(statement)
     if isinstance(top, exp.SetOperation):
         raise ctx.error("unsupported-clause", f"{top.key.upper()} is not supported: write one query per input, "
@@ -55,6 +53,10 @@ def check_statement(ctx: Context, statement: exp.Expr, declared: dict[str, exp.E
         for arg, (what, instead) in _UNSUPPORTED.items():
             if select.args.get(arg):
                 raise ctx.error("unsupported-clause", f"{what} is not supported: {instead}", select.args[arg])
+        if select.args.get("having") and not ctx.flavour.having_filters_groups:
+            raise ctx.error("unsupported-clause", "HAVING is not supported in this flavour: filter the aggregate "
+                            "where its result is read (WITH counts AS (SELECT TABLE ... GROUP BY ...); then "
+                            "SELECT TABLE * FROM counts WHERE ...)", select.args["having"])
         if not select.expressions:
             raise ctx.error("empty-select", "the SELECT list is empty: name the columns to emit, or *", select)
         if select.args.get("from_") is not None:
@@ -99,6 +101,12 @@ def _check_time_clauses(ctx: Context, select: exp.Select) -> None:
         for clause, node, example in on_the_joined:
             if node is not None and leftmost:
                 raise ctx.error("time-clause", f"{clause} belongs to the joined (right) relation: {example}", node)
+
+
+def _windowed_aggregation(query: exp.Expr | None) -> bool:
+    """Whether `query` aggregates over a ksqlDB WINDOW TUMBLING|HOPPING|SESSION (...)."""
+    return isinstance(query, exp.Select) and any(isinstance(w, AggregationWindow)
+                                                 for w in query.args.get("windows") or [])
 
 
 def _query_of(statement: exp.Expr) -> exp.Expr | None:

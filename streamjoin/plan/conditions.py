@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from streamjoin.dialect.durations import interval_millis
+from streamjoin.dialect.durations import WINDOW_UNITS, DurationError, interval_millis, to_millis
 from streamjoin.plan.scope import Context, relations
 
 
@@ -66,6 +66,17 @@ def interval_ms(node: exp.Expr) -> int | None:
     """An INTERVAL literal in milliseconds (every INTERVAL of a statement was read once before it
     is planned, see planner.check_intervals), None for anything else."""
     return interval_millis(node) if isinstance(node, exp.Interval) else None
+
+
+def duration_ms(text: str) -> int | None:
+    """'10 SECONDS', '1 second', '500 MILLISECONDS' (a WITH property value) -> milliseconds."""
+    parts = text.split()
+    if len(parts) != 2 or parts[1].upper() not in WINDOW_UNITS:
+        return None
+    try:
+        return to_millis(parts[0], WINDOW_UNITS[parts[1].upper()], text)
+    except DurationError:
+        return None
 
 
 def _time_offset(node: exp.Expr) -> tuple[exp.Column, int] | None:

@@ -1,36 +1,117 @@
 """Source declarations -> SourceDef: `CREATE STREAM|TABLE name (columns) WITH (...)` in the
-ksqlDB, Flink and s-Server forms. Every mistake is a positioned error at the text that makes it:
-a column type, a key, a watermark, a property, a format that cannot hold the columns."""
+ksqlDB, Flink and s-Server forms, and the WITH properties of a declaration or of a persistent
+query's sink. Every mistake is a positioned error at the text that makes it: a column type, a
+key, a watermark, a property, a format that cannot hold the columns.
+
+Names: an unquoted identifier is folded to upper case where the flavour does so
+(`upper_case_identifiers`); a back-quoted or double-quoted one keeps its case.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from streamjoin.dialect.durations import interval_millis
+from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.formats import event_time_problem, format_problem
 from streamjoin.dialect.nodes import CreateRelation, SourceColumn
 from streamjoin.dialect.types import SqlType, TypeSyntaxError
-from streamjoin.plan.catalog import SourceDef
-from streamjoin.plan.relations import table_name
+from streamjoin.plan import conditions as cond
+from streamjoin.plan.catalog import SourceDef, SourceWindow
 from streamjoin.plan.scope import Context
 
 PROCTIME = SqlType.parse("TIMESTAMP_LTZ(3) PROCTIME")
 
 
-def properties(statement: exp.Expr) -> dict[str, exp.Property]:
-    """`WITH (...)` of a CREATE statement: lower-cased name -> the property as written."""
-    return {p.name: p for p in statement.args.get("properties") or []}
+def fold(ctx: Context, identifier: exp.Identifier | str) -> str:
+    """A declared name as the flavour stores it."""
+    if isinstance(identifier, str):
+        return identifier.upper() if ctx.flavour.upper_case_identifiers else identifier
+    quoted = identifier.quoted
+    return identifier.name.upper() if ctx.flavour.upper_case_identifiers and not quoted else identifier.name
 
 
-def text(prop: exp.Property | None) -> str | None:
-    return prop.args["value"].name if prop is not None else None
+def relation_name(ctx: Context, table: exp.Table) -> str:
+    """The (possibly dotted) relation name of `table`, each part folded."""
+    parts = (table.args.get("catalog"), table.args.get("db"), table.args.get("this"))
+    return ".".join(fold(ctx, p) for p in parts if p)
 
 
-def partition_count(ctx: Context, prop: exp.Property | None) -> int | None:
-    """`PARTITIONS=n`: a whole number, 1 or more."""
-    return whole_partitions(ctx, text(prop), "PARTITIONS", prop.args["value"] if prop is not None else None)
+@dataclass(frozen=True)
+class Properties:
+    """The WITH (...) of a declaration or a sink, by lower-cased name: values as text, and the
+    properties as written (`nodes`, absent for a sink's properties taken from the catalog)."""
+
+    values: dict[str, str | None]
+    nodes: dict[str, exp.Property] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, node: exp.Expr | None) -> "Properties":
+        nodes = {p.name: p for p in (node.args.get("properties") or [])} if node is not None else {}
+        return cls({name: _text(p.args["value"]) for name, p in nodes.items()}, nodes)
+
+    def get(self, *names: str) -> str | None:
+        return next((self.values[n] for n in names if self.values.get(n) is not None), None)
+
+    def written(self, *names: str) -> exp.Expr | None:
+        """The value as written of the first of `names` that is given (for positioned errors)."""
+        return next((self.nodes[n].args["value"] for n in names if n in self.nodes), None)
+
+    def flag(self, name: str, default: bool) -> bool:
+        value = self.values.get(name)
+        return default if value is None else value.lower() in ("true", "1", "yes")
+
+    @staticmethod
+    def format_names(flavour: Flavour, side: str) -> tuple[str, ...]:
+        """The properties that name `side`'s format, the first given wins. ksqlDB's FORMAT names
+        both at once; Flink's `format` is the value format only."""
+        if side == "key":
+            return ("key_format", "key.format") + (("format",) if flavour.format_property_covers_key else ())
+        return ("value_format", "value.format", "format")
+
+    def format(self, ctx: Context, side: str, columns, fallback: exp.Expr) -> str:
+        """`side`'s format (KAFKA for a key, JSON for a value unless given), checked against the
+        columns it holds: a positioned `format` error at the property that names it, else at
+        `fallback` (what brought the columns)."""
+        names = self.format_names(ctx.flavour, side)
+        fmt = (self.get(*names) or ("KAFKA" if side == "key" else "JSON")).upper()
+        problem = format_problem(side, fmt, columns)
+        if problem:
+            where = self.written(*names)
+            raise ctx.error("format", problem, where if where is not None else fallback)
+        return fmt
+
+    def partitions(self, ctx: Context) -> int | None:
+        """`PARTITIONS=n`: a whole number, 1 or more."""
+        return whole_partitions(ctx, self.get("partitions"), "PARTITIONS", self.written("partitions"))
+
+    def window(self, ctx: Context, where: exp.Expr) -> SourceWindow | None:
+        """ksqlDB WINDOW_TYPE (TUMBLING, HOPPING, SESSION) and WINDOW_SIZE: a windowed key."""
+        kind = self.get("window_type")
+        if kind is None:
+            return None
+        kind = kind.upper()
+        if kind not in ("TUMBLING", "HOPPING", "SESSION"):
+            raise ctx.error("window-type", f"WINDOW_TYPE must be TUMBLING, HOPPING or SESSION, not {kind}",
+                            self.written("window_type") or where)
+        size = self.get("window_size")
+        millis = cond.duration_ms(size) if size else None
+        if size and millis is None:
+            raise ctx.error("window-size", f"WINDOW_SIZE must be a duration like '10 SECONDS', not {size!r}",
+                            self.written("window_size") or where)
+        if kind != "SESSION" and millis is None:
+            raise ctx.error("window-size", f"a {kind} windowed source needs WINDOW_SIZE (e.g. "
+                            "WINDOW_SIZE='10 SECONDS')", self.written("window_type") or where)
+        return SourceWindow(kind, millis)
+
+
+def _text(value: exp.Expr) -> str:
+    if isinstance(value, exp.Boolean):
+        return "true" if value.this else "false"
+    return value.name
 
 
 def whole_partitions(ctx: Context, value, name: str, where: exp.Expr | None) -> int | None:
@@ -43,41 +124,33 @@ def whole_partitions(ctx: Context, value, name: str, where: exp.Expr | None) -> 
     return int(value)
 
 
-def check_format(ctx: Context, side: str, fmt: str, columns, prop: exp.Property | None, fallback) -> None:
-    """A positioned `format` error when `fmt` cannot hold `columns` on the record's `side`: at the
-    property that names the format, else at `fallback` (what brought the columns)."""
-    problem = format_problem(side, fmt, columns)
-    if problem:
-        raise ctx.error("format", problem, prop.args["value"] if prop is not None else fallback)
-
-
 def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
-    name = table_name(create.this)
-    props = properties(create)
+    name = relation_name(ctx, create.this)
+    props = Properties.of(create)
     columns, keys, virtual, proctime = _columns(ctx, create)
     if not columns:
         raise ctx.error("no-columns", f"{name} declares no columns: list them, e.g. CREATE STREAM {name} "
                         "(id STRING KEY, v INT) WITH (...)", create.this)
     for key in create.args.get("primary_key") or []:
-        keys[_declared(ctx, columns, key.name, key)] = key
-    timestamp, delay = _event_time(ctx, create, columns, props.get("timestamp"))
+        keys[_declared(ctx, columns, fold(ctx, key), key)] = key
+    timestamp_format = props.get("timestamp_format")
+    timestamp, delay = _event_time(ctx, create, columns, props, timestamp_format)
     kind = create.args["kind"].lower()
     if ctx.flavour.ddl_kind_from_key:  # no key = append-only stream; key + watermark = versioned table
         kind = "stream" if not keys else ("versioned_table" if timestamp else "table")
     elif kind == "table" and not keys and ctx.flavour.table_requires_primary_key:
         raise ctx.error("table-primary-key", f"table {name} has no PRIMARY KEY: mark its key column, e.g. "
                         "`id STRING PRIMARY KEY` (or declare a STREAM)", create.this)
-    key_prop = props.get("key_format") or props.get("key.format")
-    value_prop = props.get("value_format") or props.get("value.format") or props.get("format")
-    key_format, value_format = (text(key_prop) or "KAFKA").upper(), (text(value_prop) or "JSON").upper()
     key_columns = [(k, columns[k]) for k in keys]
-    check_format(ctx, "key", key_format, key_columns, key_prop, list(keys.values())[-1] if keys else create.this)
     value_columns = [(c, t) for c, t in columns.items() if c not in keys and not t.proctime and c not in virtual]
-    check_format(ctx, "value", value_format, value_columns, value_prop, create.this)
-    topic = text(props.get("kafka_topic")) or text(props.get("topic")) or name
+    key_format = props.format(ctx, "key", key_columns, list(keys.values())[-1] if keys else create.this)
+    value_format = props.format(ctx, "value", value_columns, create.this)
     try:
-        return SourceDef(name, kind, topic, partition_count(ctx, props.get("partitions")), tuple(keys), columns,
-                         key_format, value_format, timestamp, proctime, delay, tuple(virtual))
+        return SourceDef(name, kind, props.get("kafka_topic", "topic") or name, props.partitions(ctx),
+                         tuple(keys), columns, key_format, value_format, timestamp, proctime, delay, tuple(virtual),
+                         wrap_single_value=props.flag("wrap_single_value", True),
+                         value_delimiter=props.get("value_delimiter") or ",",
+                         timestamp_format=timestamp_format, window=props.window(ctx, create.this))
     except ValueError as error:
         raise ctx.error("source-definition", str(error), create.this) from None
 
@@ -88,9 +161,12 @@ def _columns(ctx: Context, create: CreateRelation):
     keys: dict[str, exp.Expr] = {}
     virtual, proctime = [], None
     for column in create.args.get("columns") or []:
-        cname = column.this.name
+        cname = fold(ctx, column.this)
         if any(c.lower() == cname.lower() for c in columns):
             raise ctx.error("duplicate-column", f"column {cname!r} is declared twice: rename or remove one", column)
+        if column.args.get("header") is not None:
+            raise ctx.error("header-column", f"{cname}: columns read from record headers (HEADERS, HEADER('k')) are "
+                            "not supported yet", column)
         computed = column.args.get("computed")
         if computed is not None:
             if not (isinstance(computed, exp.Anonymous) and computed.name.upper() == "PROCTIME"):
@@ -130,18 +206,20 @@ def _declared(ctx: Context, columns: dict, name: str, node: exp.Expr) -> str:
     return declared
 
 
-def _event_time(ctx: Context, create: CreateRelation, columns: dict, prop: exp.Property | None):
-    """(event-time column, watermark delay ms) from Flink `WATERMARK FOR` or ksqlDB `timestamp='c'`."""
+def _event_time(ctx: Context, create: CreateRelation, columns: dict, props: Properties, timestamp_format: str | None):
+    """(event-time column, watermark delay ms) from Flink `WATERMARK FOR` or ksqlDB `timestamp='c'`
+    (text in a Java pattern when TIMESTAMP_FORMAT is given)."""
     watermarks = create.args.get("watermarks") or []
     if len(watermarks) > 1:
         raise ctx.error("watermark", "a table has one WATERMARK: remove this one", watermarks[1])
     if not watermarks:
-        if prop is None:
+        if props.get("timestamp") is None:
             return None, None
-        column = _declared(ctx, columns, text(prop), prop.args["value"])
-        problem = event_time_problem(column, columns[column])
+        written = props.written("timestamp")
+        column = _declared(ctx, columns, props.get("timestamp"), written)
+        problem = event_time_problem(column, columns[column], timestamp_format)
         if problem:
-            raise ctx.error("timestamp-column", problem, prop.args["value"])
+            raise ctx.error("timestamp-column", problem, props.written("timestamp_format") or written)
         return column, None
     watermark = watermarks[0]
     column = _declared(ctx, columns, watermark.this.name, watermark.this)

@@ -76,7 +76,8 @@ def _describe(node: n.PlanNode) -> str:
         return f"Lateral  {node.expression.sql()} AS {node.alias}"
     if isinstance(node, n.Aggregate):
         aggs = ", ".join(f"{k}={v.sql()}" for k, v in node.aggregates.items())
-        return f"Aggregate  group by [{_sql(node.group_by)}]  {aggs}  table"
+        having = f"  having {node.having.sql()}" if node.having is not None else ""
+        return f"Aggregate  group by [{_sql(node.group_by)}]  {aggs}{having}  table"
     return node.label
 
 

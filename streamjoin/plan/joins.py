@@ -1,64 +1,23 @@
 """One join clause: what kind of join the inputs' kinds make it, the rules each flavour enforces,
-the repartitioning it needs, and its result kind and key."""
+the co-partitioning it needs (plan.copartition), and its result kind and key."""
 
 from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from sqlglot import exp
 
 from streamjoin.dialect.flavours import JoinModel
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
-from streamjoin.plan.scope import Context, SelectScope, ScopeEntry
-
-
-@dataclass
-class Input:
-    """A join input under construction: its plan, the relations it provides, the names (sql of
-    qualified expressions) known to equal its key, and its partition count."""
-
-    node: n.PlanNode
-    entries: list[ScopeEntry]
-    key_names: set[str] = field(default_factory=set)
-    partitions: int | None = None
-    window: n.RelationWindow | None = None
-    last_join: n.Join | None = None
-
-    @property
-    def aliases(self) -> set[str]:
-        return {e.alias for e in self.entries}
-
-    @property
-    def kind(self) -> str:
-        return "stream" if self.node.kind == "stream" else "table"
-
-
-@dataclass
-class JoinClause:
-    """A parsed `JOIN right ...` clause before planning."""
-
-    join_type: str
-    ast: exp.Join
-    condition: exp.Expr | None  # resolved ON/USING/NATURAL/WHERE-derived condition
-    within: n.JoinWindow | None = None
-    temporal: exp.Expr | None = None  # resolved FOR SYSTEM_TIME AS OF / temporal function arg
-    written_without_condition: bool = False
-
-
-def _key_matches(side: Input, expressions) -> bool:
-    """Is `side` already keyed (partitioned) by these join expressions?"""
-    if len(expressions) == 1:
-        return expressions[0].sql() in side.key_names
-    return [e.sql() for e in expressions] == [k.sql() for k in side.node.key]
-
-
-def _repartition(ctx: Context, side: Input, keys, partitions, reason) -> Input:
-    node = n.Repartition(side.node.kind, tuple(keys), side.node, partitions, reason)
-    return replace(side, node=node, key_names={k.sql() for k in keys} if len(keys) == 1 else set(),
-                   partitions=partitions)
+from streamjoin.plan.copartition import (
+    check_windows, copartition, key_matches, side_names, window_of, windowed_alias,
+)
+from streamjoin.plan.inputs import Input, JoinClause
+from streamjoin.plan.keys import KeyNaming, join_viable, synthetic_name
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col
 
 
 def plan_join(ctx: Context, scope: SelectScope, left: Input, right: Input, clause: JoinClause) -> Input:
@@ -77,13 +36,28 @@ def plan_join(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
     return plan(ctx, scope, left, right, clause, split, jt, written)
 
 
-def _finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_names=(), **extra) -> Input:
+def _finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_names=(), naming=None,
+            **extra) -> Input:
     kind = kind or ("stream" if left.kind == right.kind == "stream" or cls in (n.StreamTableJoin, n.TemporalJoin)
                     else "table")
     node = cls(kind, tuple(key), jt, left.node, right.node, tuple(p[0] for p in split.pairs),
                tuple(p[1] for p in split.pairs), split.residual_predicate, written=written, **extra)
     names = set(key_names) | ({k.sql() for k in key} if len(key) == 1 else set())
-    return Input(node, left.entries + right.entries, names, left.partitions or right.partitions, None, node)
+    return Input(node, left.entries + right.entries, names, left.partitions or right.partitions, None, node,
+                 naming or KeyNaming.of_key(key, from_join=True))
+
+
+def _naming(ctx, before: tuple[Input, Input], after: tuple[Input, Input], lkeys, rkeys, jt) -> KeyNaming:
+    """The key naming of a keyed join: its viable columns, or a synthetic key where the flavour
+    names one (see plan.keys). A windowed key's bounds name nothing."""
+    bounds = set(ctx.flavour.window_columns)
+    lkeys, rkeys = [k for k in lkeys if k.name not in bounds], [k for k in rkeys if k.name not in bounds]
+    carried = [v for was, now in zip(before, after) if now.node is was.node for v in was.naming.viable]
+    viable = join_viable(lkeys, rkeys, jt, carried)
+    if viable or not ctx.flavour.synthetic_join_key:
+        return KeyNaming(viable, from_join=True)
+    columns = [c for side in after for e in side.entries for c in e.columns]
+    return KeyNaming(synthetic=synthetic_name(columns), from_join=True)
 
 
 def _check_key_types(ctx: Context, scope: SelectScope, split, where) -> None:
@@ -99,9 +73,10 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
     where = clause.ast.args.get("on") or clause.ast
     flavour = ctx.flavour
     lk, rk = left.kind, right.kind
+    condition = clause.condition.sql() if clause.condition is not None else "(no condition)"
     if not split.pairs and flavour.equi_join_conditions_only:
-        raise ctx.error("equi-join", "Only equality join criteria is supported: the join expression "
-                        "must be a column equal comparison", where)
+        raise ctx.error("equi-join", f"the join with {side_names(right)} must equate an expression of each side "
+                        f"(only equal comparisons between the inputs are supported); {condition} does not", where)
     if flavour.single_key_equality and len(split.pairs) > 1 and not ctx.option("allow_multi_column_keys"):
         raise ctx.error("multi-column-key", "joins on multiple conditions are not yet supported (set "
                         "'streamjoin.allow_multi_column_keys'='true' to allow multi-column keys)", where)
@@ -109,11 +84,16 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
         raise ctx.error("equi-join", "Only equality join criteria is supported (set "
                         "'streamjoin.allow_non_equi_predicates'='true' to allow residual predicates)", where)
     _check_key_types(ctx, scope, split, where)
+    check_windows(ctx, left, right, clause.ast)
+    if window_of(left) is not None:  # windowed keys join only within the same window: equal bounds too
+        bounds = [(col(windowed_alias(left), b), col(windowed_alias(right), b)) for b in flavour.window_columns]
+        split = cond.SplitCondition(split.pairs + bounds, split.residual)
     if lk == "table" and rk == "stream":
         if not flavour.table_right_join_stream or jt != "RIGHT":
             allowed = " (Lenses allows only RIGHT JOIN for table-stream)" if flavour.table_right_join_stream else ""
-            raise ctx.error("join-operand-order", "Join between invalid operands requested: left type: "
-                            f"KTABLE, right type: KSTREAM; table-stream joins are not supported{allowed}", clause.ast)
+            raise ctx.error("join-operand-order", f"invalid operands: {side_names(left)} is a table and "
+                            f"{side_names(right)} a stream; a table cannot be joined with a stream on its right{allowed}",
+                            clause.ast)
         # table RIGHT JOIN stream == stream LEFT JOIN table
         swapped = cond.SplitCondition([(r, l) for l, r in split.pairs], split.residual)
         return _plan_keyed(ctx, scope, right, left, clause, swapped, "LEFT", written)
@@ -122,71 +102,54 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
         if clause.within is None:
             raise ctx.error("stream-stream-window", "Stream-Stream joins must have a WITHIN clause "
                             "specified (a join window is required)", clause.ast)
-        left, right = _copartition(ctx, left, right, lkeys, rkeys, clause.ast)
+        before = (left, right)
+        left, right = copartition(ctx, left, right, lkeys, rkeys, clause.ast)
         key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
+        naming = _naming(ctx, before, (left, right), lkeys, rkeys, jt)
         window = clause.within
         if flavour.zero_grace_by_default and window.grace_ms is None:
             window = replace(window, grace_ms=0)
         eager = flavour.eager_outer_without_grace and clause.within.grace_ms is None
         return _finish(ctx, left, right, n.StreamStreamJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       window=window, eager_outer=ctx.option("eager_outer", eager))
+                       naming=naming, window=window, eager_outer=ctx.option("eager_outer", eager))
     if clause.within is not None:
         raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input", clause.ast)
     if lk == "stream":  # stream-table
         if jt not in ("INNER", "LEFT"):
             raise ctx.error("stream-table-join-type", f"{jt} OUTER joins between streams and tables are not "
                             "supported (stream-table joins support INNER and LEFT)", clause.ast)
-        if flavour.table_joins_on_primary_key and not _key_matches(right, rkeys):
-            raise ctx.error("table-non-key", "stream-table joins require to join on the table's primary key; "
-                            f"{', '.join(e.sql() for e in rkeys)} is not the key of the table", where)
-        left, right = _copartition(ctx, left, right, lkeys, rkeys, clause.ast)
+        if flavour.table_joins_on_primary_key and not key_matches(right, rkeys):
+            raise ctx.error("table-non-key", f"{condition}: a stream-table join must use the table's primary key; "
+                            f"{', '.join(e.sql() for e in rkeys)} is not the key of {side_names(right)}", where)
+        before = (left, right)
+        left, right = copartition(ctx, left, right, lkeys, rkeys, clause.ast)
         key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
         reemit = jt == "LEFT" and ctx.option("reemit_on_table_update", flavour.reemit_on_late_table_row)
         return _finish(ctx, left, right, n.StreamTableJoin, jt, split, written, key=lkeys, key_names=key_names,
+                       naming=_naming(ctx, before, (left, right), lkeys, rkeys, jt),
                        reemit_on_late_table_row=reemit)
     # table-table
-    if flavour.table_joins_on_primary_key and not _key_matches(right, rkeys):
-        raise ctx.error("table-table-key", "table-table joins require to join on the primary key of the right "
-                        "input table (many-to-many joins are not supported)", where)
-    if flavour.table_joins_on_primary_key and not _key_matches(left, lkeys):
+    if flavour.table_joins_on_primary_key and not key_matches(right, rkeys):
+        raise ctx.error("table-table-key", f"{condition}: a table-table join must use the primary key of the "
+                        f"right table {side_names(right)} (many-to-many joins are not supported)", where)
+    if flavour.table_joins_on_primary_key and not key_matches(left, lkeys):
         if jt not in ("INNER", "LEFT"):
             raise ctx.error("foreign-key-join-type", f"{jt} OUTER JOIN on a foreign key is not supported "
                             "(foreign-key joins support INNER and LEFT)", clause.ast)
+        if flavour.foreign_key_join_needs_source_table and not isinstance(left.node, n.Source):
+            raise ctx.error("foreign-key-join-input", f"{condition}: a foreign-key join must read a declared table "
+                            f"on its left, not the result of joining {side_names(left)}", where)
+        owner = left.entries[0].source.name if left.entries[0].source else left.entries[0].alias
+        naming = KeyNaming(left.node.key, every_part=True, owner=owner, from_join=True)
         return _finish(ctx, left, right, n.ForeignKeyJoin, jt, split, written, key=left.node.key,
-                       key_names=left.key_names)
-    left, right = _copartition(ctx, left, right, lkeys, rkeys, clause.ast)
+                       key_names=left.key_names, naming=naming,
+                       tombstone_without_result=ctx.option("fk_redundant_tombstones",
+                                                           flavour.foreign_key_tombstone_without_result))
+    before = (left, right)
+    left, right = copartition(ctx, left, right, lkeys, rkeys, clause.ast)
     key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 and jt != "FULL" else set()
-    return _finish(ctx, left, right, n.TableTableJoin, jt, split, written, key=lkeys, key_names=key_names)
-
-
-def _copartition(ctx, left: Input, right: Input, lkeys, rkeys, where=None) -> tuple[Input, Input]:
-    """Repartition whichever input is not keyed by its join expressions; then the partition
-    counts must agree (ksqlDB rejects a mismatch, Lenses repartitions the smaller input)."""
-    moved = False
-    for side_name in ("left", "right"):
-        side, keys = (left, lkeys) if side_name == "left" else (right, rkeys)
-        other = right if side_name == "left" else left
-        if keys and not _key_matches(side, keys):
-            if side.kind == "table" and not ctx.flavour.repartitions_tables:
-                continue  # the rules above reject the join
-            side = _repartition(ctx, side, keys, other.partitions or side.partitions, "join key")
-            moved = True
-            left, right = (side, right) if side_name == "left" else (left, side)
-    if left.partitions and right.partitions and left.partitions != right.partitions:
-        if ctx.flavour.repartitions_to_match_partitions:
-            small_left = left.partitions < right.partitions
-            side = left if small_left else right
-            side = _repartition(ctx, side, side.node.key, max(left.partitions, right.partitions), "partition count")
-            left, right = (side, right) if small_left else (left, side)
-        elif not moved:
-            raise ctx.error("co-partitioning", f"Can't join {_names(left)} with {_names(right)} since the number "
-                            f"of partitions don't match ({left.partitions} vs {right.partitions} partitions)",
-                            where)
-    return left, right
-
-
-def _names(side: Input) -> str:
-    return "`" + "+".join((e.source.name if e.source else e.alias).upper() for e in side.entries) + "`"
+    return _finish(ctx, left, right, n.TableTableJoin, jt, split, written, key=lkeys, key_names=key_names,
+                   naming=_naming(ctx, before, (left, right), lkeys, rkeys, jt))
 
 
 def _plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Input:

@@ -12,7 +12,7 @@ from typing import Mapping
 
 from sqlglot import exp
 
-from streamjoin.plan.catalog import SourceDef
+from streamjoin.plan.catalog import SourceDef, SourceWindow
 from streamjoin.dialect.types import SqlType
 
 
@@ -137,7 +137,11 @@ class TableTableJoin(Join):
 
 @dataclass(frozen=True, eq=False)
 class ForeignKeyJoin(Join):
-    """Left table's column(s) (left_keys) = right table's primary key; result keyed by the left key."""
+    """Left table's column(s) (left_keys) = right table's primary key; result keyed by the left key.
+    tombstone_without_result: a deleted (or no longer matching) left row forwards a tombstone
+    even when no result row existed (Kafka Streams)."""
+
+    tombstone_without_result: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,14 +219,31 @@ class Filter(PlanNode):
         return (self.child,)
 
 
+@dataclass(frozen=True)
+class GroupWindow:
+    """ksqlDB `WINDOW TUMBLING|HOPPING (SIZE ..., [ADVANCE BY ...], [GRACE PERIOD ...])` of a GROUP
+    BY: a row counts in every window [start, start + size) that holds its ts, starts being
+    multiples of advance (= size when tumbling). A window takes rows until stream time reaches
+    its end + grace. emit_final (EMIT FINAL): a window's rows come out once, when it closes."""
+
+    kind: str
+    size_ms: int
+    advance_ms: int
+    grace_ms: int
+    emit_final: bool = False
+
+
 @dataclass(frozen=True, eq=False)
 class Aggregate(PlanNode):
     """GROUP BY `group_by` (empty: one global group) computing `aggregates` (name -> expr);
-    an updating (table) result."""
+    an updating (table) result. having: the HAVING predicate a group's row must pass. window:
+    a windowed aggregation, whose key ends with the window's bounds."""
 
     child: PlanNode | None = None
     group_by: tuple[exp.Expr, ...] = ()
     aggregates: Mapping[str, exp.Expr] = field(default_factory=dict)
+    having: exp.Expr | None = None
+    window: GroupWindow | None = None
 
     @property
     def children(self):
@@ -257,6 +278,9 @@ class Sink(PlanNode):
     key_format: str = "KAFKA"
     value_format: str = "JSON"
     declared_kind: str | None = None
+    wrap_single_value: bool = True  # False: a single value column is written as the bare value
+    timestamp: str | None = None  # the value column whose value is the output record's timestamp
+    window: SourceWindow | None = None  # a windowed result: the key ends with the window's bounds
 
     @property
     def children(self):
@@ -264,7 +288,7 @@ class Sink(PlanNode):
 
 
 __all__ = [
-    "Aggregate", "AsofJoin", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "Aggregate", "AsofJoin", "CrossJoin", "GroupWindow", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
     "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
     "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
 ]

@@ -15,19 +15,17 @@ from typing import Mapping
 
 from sqlglot import exp
 
-from streamjoin.plan.catalog import Catalog, SourceDef
+from streamjoin.plan.catalog import Catalog, SourceDef, SourceWindow
 from streamjoin.dialect import CreateRelation, SetOption, StreamJoinError, StreamQuery, ViewDefinition, parse, span
 from streamjoin.dialect.depth import NESTING_HINT, recursion_headroom
 from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
-from streamjoin.plan.ddl import (
-    check_format, declared_source, partition_count, properties, text, whole_partitions,
-)
+from streamjoin.plan.ddl import Properties, declared_source, relation_name, whole_partitions
 from streamjoin.plan.relations import View, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
-from streamjoin.dialect.types import SqlType
+from streamjoin.dialect.types import ANY, SqlType
 
 
 @dataclass(frozen=True)
@@ -132,18 +130,17 @@ def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
     if isinstance(statement, ViewDefinition):
         return _plan_view(ctx, statement, views)
     if isinstance(statement, CreateRelation):
-        name = table_name(statement.this)
+        name = relation_name(ctx, statement.this)
         query = _plan_query(ctx, statement.expression, views, name, statement.args["kind"].lower(),
-                            properties(statement), statement)
+                            Properties.of(statement), statement)
         ctx.catalog.define(_result_source(query))
         return query
     if isinstance(statement, exp.Insert):
-        target = statement.this if isinstance(statement.this, exp.Table) else statement.this.this
-        return _plan_query(ctx, statement.expression, views, table_name(target), None, {}, statement)
+        return _plan_insert(ctx, statement, views)
     if isinstance(statement, (exp.Query, StreamQuery)):
         stem = Path(ctx.file).stem if ctx.file else "query"
         name = stem if ctx.file and index == 0 else f"{stem}_{index + 1}"  # a file's query is named after it
-        return _plan_query(ctx, statement, views, name, None, {}, statement)
+        return _plan_query(ctx, statement, views, name, None, Properties({}), statement)
     start, end = span(statement)
     words = _LEADING_WORDS.match(ctx.sql, start or 0)
     raise StreamJoinError(f"{' '.join(words.group().upper().split()) or statement.key.upper()} is not a statement "
@@ -178,42 +175,88 @@ def _declared_kind(select: exp.Expr) -> str | None:
     return "stream" if "STREAM" in modifiers else "table" if "TABLE" in modifiers else None
 
 
-def _plan_query(ctx, query, views, sink_name, create_kind, props, statement) -> PlannedQuery:
-    partition_by = None
+def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
+    """INSERT INTO a declared relation: its topic, formats and partitions, not new ones."""
+    table = insert.this if isinstance(insert.this, exp.Table) else insert.this.this
+    name = relation_name(ctx, table)
+    target = ctx.catalog.get(name)
+    if target is None:
+        return _plan_query(ctx, insert.expression, views, name, None, Properties({}), insert)
+    props = Properties({"kafka_topic": target.topic, "partitions": str(target.partitions) if target.partitions else None,
+                        "key_format": target.key_format, "value_format": target.value_format,
+                        "wrap_single_value": str(target.wrap_single_value).lower()})
+    return _plan_query(ctx, insert.expression, views, target.name, None, props, insert)
+
+
+def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, statement) -> PlannedQuery:
+    partition_by, emit = None, None
     if isinstance(query, StreamQuery):
-        partition_by, query = query.args.get("partition_by"), query.this
+        partition_by, emit, query = query.args.get("partition_by"), query.args.get("emit"), query.this
     if query is None:
         raise ctx.error("missing-query", "the statement has no query: write ... AS SELECT ... FROM ... "
                         "(INSERT INTO x SELECT ... FROM ...)", statement)
     if not isinstance(query, exp.Select):
         raise ctx.error("unsupported-statement", f"{query.key.upper()} is not a query streamjoin runs: records "
                         "come from input topics, write SELECT ... FROM ...", query)
-    planned, keys, values, result_kind, scope = plan_select(ctx, query, views, partition_by)
+    persistent = isinstance(statement, (CreateRelation, exp.Insert))
+    planned, keys, values, result_kind, scope = plan_select(ctx, query, views, partition_by,
+                                                            sink_name if persistent else None,
+                                                            emit is not None and emit.name == "FINAL")
     if ctx.flavour.create_kind_must_match and create_kind and create_kind != result_kind:
         raise ctx.error("result-kind", f"Invalid result type. Your SELECT query produces a {result_kind.upper()}. "
                         f"Please use CREATE {result_kind.upper()} AS SELECT instead", statement)
-    partitions = (partition_count(ctx, props.get("partitions"))
+    partitions = (props.partitions(ctx)
                   or whole_partitions(ctx, ctx.settings.get("output_partitions"), "output_partitions", statement)
                   or planned.partitions)
     upper = ctx.flavour.upper_case_sink_topic and create_kind
-    topic = text(props.get("kafka_topic")) or (sink_name.upper() if upper else sink_name)
-    formats = {}
-    for side in ("key", "value"):  # the names here; what the columns' types allow, once compiled
-        prop = props.get(f"{side}_format")
-        formats[side] = (text(prop) or ("KAFKA" if side == "key" else "JSON")).upper()
-        check_format(ctx, side, formats[side], [], prop, statement)
+    topic = props.get("kafka_topic") or (sink_name.upper() if upper else sink_name)
+    # the format names here; what the columns' types allow, once compiled (app.compiling)
+    key_format, value_format = (props.format(ctx, side, [], statement) for side in ("key", "value"))
+    timestamp = props.get("timestamp")
+    if timestamp is not None:
+        timestamp = next((c for c in values if c.lower() == timestamp.lower()), None)
+        if timestamp is None:
+            raise ctx.error("sink-timestamp", f"TIMESTAMP names {props.get('timestamp')!r}, which is not a value "
+                            f"column of the result ({', '.join(values)})", props.written("timestamp") or statement)
+    window = _result_window(ctx, planned.node, scope)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
-                  int(partitions) if partitions else None, formats["key"], formats["value"], _declared_kind(query))
+                  int(partitions) if partitions else None, key_format, value_format, _declared_kind(query),
+                  props.flag("wrap_single_value", True), timestamp, window)
     start, end = span(statement)
     written = ctx.sql[start:end + 1] if start is not None else ""
     return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour,
                         written, statement)
 
 
+def _result_window(ctx: Context, project: n.Project, scope) -> SourceWindow | None:
+    """The windowed key of a result: a windowed aggregation's, or its windowed sources'."""
+    bounds = set(ctx.flavour.window_columns)
+    if not any(k.name in bounds for k in project.key):
+        return None
+    if isinstance(project.child, n.Aggregate) and project.child.window is not None:
+        return SourceWindow(project.child.window.kind, project.child.window.size_ms)
+    return next((e.source.window for e in scope.entries if e.source and e.source.window), None)
+
+
 def _result_source(query: PlannedQuery) -> SourceDef:
-    """The relation a persistent query creates, so later statements can read it."""
-    columns = {c: SqlType("UNKNOWN") for c in (*query.key_columns, *query.value_columns)}
+    """The relation a persistent query creates, so later statements can read it: a column of a
+    declared column's type, else ANY (its JSON as written); a key of unknown type is written as
+    JSON (see runtime.compiler.sink_binding), so it is read as JSON."""
+    exprs = {**query.project.key_columns, **query.project.value_columns}
+    columns = {name: _declared_type(query, exprs[name]) for name in (*query.key_columns, *query.value_columns)}
     kind = query.sink.kind
+    untyped_key = any(columns[k].name == "ANY" for k in query.key_columns)
     return SourceDef(query.sink.name, kind, query.sink.topic, query.sink.partitions,
                      tuple(query.key_columns) if kind == "table" or query.key_columns else (), columns,
-                     query.sink.key_format, query.sink.value_format)
+                     "JSON" if untyped_key or len(query.key_columns) > 1 else query.sink.key_format,
+                     query.sink.value_format, query.sink.timestamp,
+                     wrap_single_value=query.sink.wrap_single_value, window=query.sink.window)
+
+
+def _declared_type(query: PlannedQuery, expr: exp.Expr) -> SqlType:
+    entry = query.scope.get(expr.table) if isinstance(expr, exp.Column) and expr.table else None
+    declared = entry.columns.get(entry.column(expr.name)) if entry and entry.column(expr.name) else None
+    pseudo = dict(query.flavour.pseudo_columns) if entry else {}
+    if declared is None and expr.name.upper() in pseudo:
+        declared = SqlType.parse(pseudo[expr.name.upper()])
+    return declared if declared is not None and not declared.proctime else ANY

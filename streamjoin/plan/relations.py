@@ -12,7 +12,7 @@ from streamjoin.plan.catalog import SourceDef
 from streamjoin.dialect.nodes import SourceTable
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
-from streamjoin.plan.joins import Input
+from streamjoin.plan.inputs import Input
 from streamjoin.plan.scope import Context, ScopeEntry, col
 
 
@@ -40,8 +40,11 @@ def source_input(ctx: Context, alias: str, source: SourceDef, kind: str | None =
     entry = ScopeEntry.of_source(alias, source, kind)
     node_kind = "stream" if entry.kind == "stream" else "table"
     key = tuple(col(alias, k) for k in source.key_columns)
+    names = {key[0].sql()} if len(key) == 1 else set()
+    if source.window is not None:  # a windowed key: the window's bounds are part of the key
+        key += tuple(col(alias, bound) for bound in ctx.flavour.window_columns)
     node = n.Source(node_kind, key, alias, source, window, dict(source.columns))
-    return Input(node, [entry], {key[0].sql()} if len(key) == 1 else set(), source.partitions, window)
+    return Input(node, [entry], names if source.window is None else set(), source.partitions, window)
 
 
 def relation_input(ctx: Context, table: exp.Expr, views: dict[str, View], windows: dict) -> Input:

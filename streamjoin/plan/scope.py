@@ -11,9 +11,6 @@ from streamjoin.dialect.errors import StreamJoinError, error_at
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.types import SqlType, TypeSyntaxError
 
-PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
-
-
 @dataclass
 class Context:
     """What every planning step needs: the text (for positioned errors), flavour and options."""
@@ -79,6 +76,8 @@ class SelectScope:
     def __init__(self, ctx: Context, entries: list[ScopeEntry] | None = None) -> None:
         self.ctx, self.entries = ctx, list(entries or [])
         self.using: dict[str, str] = {}  # USING/NATURAL column (lower) -> alias that provides it
+        self.pseudo = {name for name, _ in ctx.flavour.pseudo_columns}
+        self.synthetic_key: str | None = None  # the joins' synthetic key column, once they are planned
 
     def add(self, entry: ScopeEntry, written: exp.Expr | None = None) -> None:
         """`written`: the relation as the query names it (where a duplicate alias is reported)."""
@@ -110,6 +109,8 @@ class SelectScope:
             if entry is None:
                 raise self.ctx.error("unknown-relation", f"unknown relation {qual!r} in {column.sql()}", column)
             declared = entry.column(name)
+            if declared is None and name.upper() in self.pseudo_of(entry):
+                return col(entry.alias, name.upper())
             if declared is None:
                 raise self.ctx.error("unknown-column", f"relation {entry.alias} has no column {name!r}", column)
             return col(entry.alias, declared)
@@ -119,12 +120,25 @@ class SelectScope:
         matches = [e for e in self.entries if e.column(name)]
         if len(matches) == 1:
             return col(matches[0].alias, matches[0].column(name))
-        if not matches and name.upper() in PSEUDO_COLUMNS:
-            return exp.Column(this=exp.to_identifier(name.upper()))
+        pseudo = name.upper()
+        if not matches and pseudo == self.synthetic_key:
+            return exp.Column(this=exp.to_identifier(pseudo))  # the joins' key: see plan.keys
+        if not matches and pseudo == "ROWTIME" and self.ctx.flavour.rowtime_is_output_time:
+            return exp.Column(this=exp.to_identifier(pseudo))  # unqualified: the later input's rowtime
+        if not matches and len(self.entries) == 1 and pseudo in self.pseudo_of(self.entries[0]):
+            return col(self.entries[0].alias, pseudo)
+        if not matches and pseudo in self.pseudo:
+            aliases = ", ".join(e.alias for e in self.entries)
+            raise self.ctx.error("ambiguous-column", f"{pseudo} is in every relation ({aliases}); qualify it", column)
         if not matches:
             raise self.ctx.error("unknown-column", f"unknown column {name!r}", column)
         aliases = ", ".join(e.alias for e in matches)
         raise self.ctx.error("ambiguous-column", f"column {name!r} is ambiguous (in {aliases}); qualify it", column)
+
+    def pseudo_of(self, entry: ScopeEntry) -> set[str]:
+        """The pseudo-columns of one relation: the flavour's, and a windowed key's bounds."""
+        windowed = entry.source is not None and entry.source.window is not None
+        return self.pseudo | (set(self.ctx.flavour.window_columns) if windowed else set())
 
     def resolve(self, expression: exp.Expr) -> exp.Expr:
         if isinstance(expression, exp.Column):

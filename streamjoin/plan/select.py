@@ -7,18 +7,26 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from streamjoin.dialect.flavours import OutputKey
+from streamjoin.plan import comparisons
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
+from streamjoin.plan import projection
+from streamjoin.dialect.nodes import AggregationWindow
+from streamjoin.plan.keys import KeyNaming
 from streamjoin.plan.asof import is_asof, plan_asof
-from streamjoin.plan.joins import Input, JoinClause, plan_join
+from streamjoin.plan.inputs import Input, JoinClause
+from streamjoin.plan.joins import plan_join
 from streamjoin.plan.relations import relation_input, temporal_function_input
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relations
 
 
-def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
+def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sink: str | None = None,
+                emit_final: bool = False):
+    """The plan of one SELECT up to its Project. `sink`: the relation a persistent query writes
+    (None for a transient query or a view); `emit_final`: EMIT FINAL."""
     scope = SelectScope(ctx)
-    windows = {w.name.lower(): w.args.get("spec") for w in select.args.get("windows") or []}
+    named = [w for w in select.args.get("windows") or [] if not isinstance(w, AggregationWindow)]
+    windows = {w.name.lower(): w.args.get("spec") for w in named}
     from_ = select.args.get("from_")
     if from_ is None:
         raise ctx.error("missing-from", "a streaming query needs a FROM clause", select)
@@ -33,6 +41,8 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
         for entry in entries:
             scope.add(entry, node)
     where = [scope.resolve(c) for c in cond.conjuncts(select.args["where"].this)] if select.args.get("where") else []
+    for conjunct in where:
+        comparisons.check(ctx, scope, conjunct, "WHERE")
     key_label = None
     for join, right, temporal_arg in rights:
         current, key_label = _join(ctx, scope, current, join, right, temporal_arg, where)
@@ -41,22 +51,57 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     if where:
         current = replace(current, node=n.Filter(current.node.kind, current.node.key, current.node,
                                                  exp.and_(*where)))
-    items = _expand_projection(ctx, scope, select)
+    scope.synthetic_key = current.naming.synthetic
+    items = projection.expand(ctx, scope, select, current.naming, partitioned=bool(partition_by))
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
+    having = scope.resolve(select.args["having"].this) if select.args.get("having") else None
+    comparisons.check(ctx, scope, having, "HAVING")
+    if having is not None and not aggregated:
+        raise ctx.error("having", "HAVING needs GROUP BY or an aggregate", select.args["having"])
+    group_window = _group_window(ctx, select, emit_final)
+    if group_window is not None and not aggregated:
+        raise ctx.error("window-without-group-by", "WINDOW TUMBLING|HOPPING needs GROUP BY", select)
     if aggregated:
         aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
-        current = replace(current, node=n.Aggregate("table", tuple(group_by), current.node, tuple(group_by), aggregates),
-                          key_names={g.sql() for g in group_by} if len(group_by) == 1 else set())
+        key = tuple(group_by) + (_BOUNDS if group_window else ())
+        node = n.Aggregate("table", key, current.node, tuple(group_by), aggregates, having, group_window)
+        current = replace(current, node=node,
+                          key_names={g.sql() for g in group_by} if len(group_by) == 1 else set(),
+                          naming=KeyNaming.of_key(group_by))
     if partition_by:
         keys = tuple(scope.resolve(p) for p in partition_by)
         node = n.Repartition(current.node.kind, keys, current.node, None, "PARTITION BY")
-        current = replace(current, node=node, key_names={k.sql() for k in keys} if len(keys) == 1 else set())
-        key_label = _name_of(ctx, partition_by[0], 0) if isinstance(partition_by[0], exp.Column) else "KSQL_COL_0"
-    key_columns, value_columns = _split_key(ctx, current, items, key_label)
+        current = replace(current, node=node, key_names={k.sql() for k in keys} if len(keys) == 1 else set(),
+                          naming=KeyNaming.of_key(keys))
+        first = partition_by[0]
+        key_label = projection.folded(ctx, first.this) if isinstance(first, exp.Column) else "KSQL_COL_0"
+    projected = projection.split_key(ctx, current, items, key_label, sink)
     kind = current.node.kind
-    project = n.Project(kind, current.node.key, current.node, key_columns, value_columns)
-    return replace(current, node=project), list(key_columns), list(value_columns), kind, scope
+    project = n.Project(kind, current.node.key, current.node, projected.key, projected.values)
+    return replace(current, node=project), list(projected.key), list(projected.values), kind, scope
+
+
+# A windowed aggregate's key ends with its window's bounds (plan.keys names no column after them).
+_BOUNDS = (exp.column("WINDOWSTART"), exp.column("WINDOWEND"))
+_DAY_MS = 24 * 3_600_000
+
+
+def _group_window(ctx: Context, select: exp.Select, emit_final: bool) -> n.GroupWindow | None:
+    window = next((w for w in select.args.get("windows") or [] if isinstance(w, AggregationWindow)), None)
+    if window is None:  # EMIT FINAL without a window is rejected before planning (plan.checks)
+        return None
+    kind = window.args["kind"]
+    if kind == "SESSION":
+        raise ctx.error("session-window", "WINDOW SESSION aggregations are not supported yet; use TUMBLING or "
+                        "HOPPING", window)
+    size = window.args["size"].millis
+    advance = window.args["advance"].millis if window.args.get("advance") else size
+    if not 0 < advance <= size:
+        raise ctx.error("window-advance", f"ADVANCE BY must be more than 0 and at most SIZE ({size} ms)", window)
+    # no GRACE PERIOD: Kafka Streams' old default, a day's retention minus the window
+    grace = window.args["grace"].millis if window.args.get("grace") else max(_DAY_MS - size, 0)
+    return n.GroupWindow(kind, size, advance, grace, emit_final)
 
 
 def _right_input(ctx: Context, join: exp.Join, views, windows):
@@ -153,83 +198,3 @@ def _lateral(ctx: Context, scope: SelectScope, current: Input, lateral: exp.Late
     entry.kind = current.node.kind
     node = n.Lateral(current.node.kind, current.node.key, current.node, expression, entry.alias)
     return replace(current, node=node, entries=current.entries + [entry])
-
-
-def _name_of(ctx: Context, node: exp.Expr, index: int) -> str:
-    identifier = node.args.get("alias") if isinstance(node, exp.Alias) else node.this if isinstance(node, exp.Column) else None
-    if isinstance(identifier, exp.TableAlias):
-        identifier = identifier.this
-    if identifier is None:
-        return f"{ctx.flavour.expression_column_prefix}{index}"
-    quoted = isinstance(identifier, exp.Identifier) and identifier.quoted
-    name = identifier.name
-    return name.upper() if ctx.flavour.upper_case_identifiers and not quoted else name
-
-
-def _expand_projection(ctx: Context, scope: SelectScope, select: exp.Select) -> list[tuple[str, exp.Expr, bool]]:
-    """(output name, resolved expression, written node) per output column, stars expanded."""
-    items, multi = [], len([e for e in scope.entries if e.source is not None or e.columns]) > 1
-    for index, node in enumerate(select.expressions):
-        star_entries = None
-        if isinstance(node, exp.Star):
-            star_entries = scope.entries
-        elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
-            entry = scope.find(node.table)
-            if entry is None:
-                raise ctx.error("unknown-relation", f"unknown relation {node.table!r}", node)
-            star_entries = [entry]
-        if star_entries is None:
-            items.append((_name_of(ctx, node, index), scope.resolve(node.unalias()), node))
-            continue
-        items += [(name, expr, node) for name, expr in _star(ctx, scope, star_entries, multi)]
-    return items
-
-
-def _star(ctx: Context, scope: SelectScope, entries, multi: bool):
-    using = [c for c in scope.using]
-    out, seen_using = [], set()
-    for name in using:  # standard SQL: USING columns once, first
-        alias = scope.using[name]
-        declared = scope.find(alias).column(name)
-        out.append((_upper(ctx, declared), col(alias, declared)))
-        seen_using.add(name)
-    flavour = ctx.flavour
-    for entry in entries:
-        for column in entry.columns:
-            if column.lower() in seen_using or (flavour.star_skips_key_column and column == "_key"):
-                continue
-            if entry.proctime == column and flavour.star_skips_proctime:
-                continue
-            name = f"{entry.alias}_{column}" if flavour.star_prefixes_alias and multi else column
-            out.append((_upper(ctx, name), col(entry.alias, column)))
-    return out
-
-
-def _upper(ctx: Context, name: str) -> str:
-    return name.upper() if ctx.flavour.upper_case_identifiers else name
-
-
-def _split_key(ctx: Context, current: Input, items, key_label):
-    """The output key and value per the flavour's `output_key`: PROJECTED_COLUMN (ksqlDB) moves
-    the projected column that provides the key into the key (value excludes it); otherwise the
-    value keeps every projected column. s-Server ROWTIME is the record timestamp, not a value column."""
-    values = {}
-    for name, expr, written in items:
-        if isinstance(expr, exp.Column) and not expr.table and expr.name.upper() == "ROWTIME":
-            continue
-        if name in values:
-            raise ctx.error("duplicate-column", f"output column {name!r} appears twice; alias one of them", written)
-        values[name] = expr
-    key_exprs = current.node.key
-    if ctx.flavour.output_key is OutputKey.KEY_PSEUDO_COLUMN:
-        return ({"_key": key_exprs[0]} if len(key_exprs) == 1 else {}), values
-    if ctx.flavour.output_key is OutputKey.NONE or not key_exprs:
-        return {}, values
-    names = current.key_names or ({key_exprs[0].sql()} if len(key_exprs) == 1 else set())
-    for name, expr in values.items():
-        if expr.sql() in names:
-            return {name: expr}, {k: v for k, v in values.items() if k != name}
-    label = key_label or (key_exprs[0].name.upper() if isinstance(key_exprs[0], exp.Column) else "KSQL_COL_0")
-    if len(key_exprs) > 1:
-        return {f"KSQL_COL_{i}": k for i, k in enumerate(key_exprs)}, values
-    return {label: key_exprs[0]}, values

@@ -7,6 +7,7 @@ does not assert the key, while `has_key and key is None` asserts a null key.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -25,6 +26,10 @@ class InputRecord:
     value: Any
     headers: tuple[dict, ...] | None = None
     window: dict | None = None
+
+    @property
+    def window_bounds(self) -> tuple[int, int] | None:
+        return (self.window["start"], self.window["end"]) if self.window else None
 
     @classmethod
     def from_json(cls, data: dict) -> "InputRecord":
@@ -60,12 +65,25 @@ class ExpectedRecord:
 
 @dataclass(frozen=True)
 class ExpectError:
+    """`contains`: substrings of the message, or with `match` "names" the identifiers the error
+    must name: each as a whole name (not inside a longer one), in the error's own text."""
+
     contains: tuple[str, ...] = ()
     stage: str = "statement"
+    match: str = "substrings"
 
-    def matches(self, message: str) -> list[str]:
-        """The required substrings missing from `message` (case-insensitive)."""
-        return [s for s in self.contains if s.lower() not in message.lower()]
+    def missing(self, error: BaseException) -> list[str]:
+        """What `error` lacks of `contains`, case-insensitively. Names are looked for in the
+        error's reason only: a snippet that echoes the statement names everything it contains."""
+        if self.match == "names":
+            reason = getattr(error, "reason", None) or str(error)
+            return [name for name in self.contains if not _names(reason, name)]
+        message = str(error).lower()
+        return [s for s in self.contains if s.lower() not in message]
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text, re.IGNORECASE) is not None
 
 
 @dataclass(frozen=True)
@@ -103,7 +121,8 @@ class Case:
             expected=tuple(ExpectedRecord.from_json(r) for r in data.get("expected") or ()),
             compare=data.get("compare", "ordered"),
             expect_error=None if error is None else ExpectError(tuple(error.get("contains") or ()),
-                                                                  error.get("stage", "statement")),
+                                                                  error.get("stage", "statement"),
+                                                                  error.get("match", "substrings")),
             expected_partitioning=data.get("expected_partitioning"),
             expected_schema=data.get("expected_schema"), notes=data.get("notes", ""), file=file,
         )

@@ -24,14 +24,17 @@ class OutputRecord:
     ts: int
     key: Any
     value: Any  # a dict, a primitive, or None for a tombstone
+    window: tuple[int, int] | None = None  # a windowed key's (start, end)
 
     def describe(self) -> str:
-        return _describe(self.ts, self.key, self.value)
+        window = f" window={list(self.window)}" if self.window else ""
+        return _describe(self.ts, self.key, self.value) + window
 
 
 def describe_expected(expected: ExpectedRecord) -> str:
+    window = f" window={[expected.window['start'], expected.window['end']]}" if expected.window else ""
     return _describe(expected.ts if expected.has_ts else _ABSENT, expected.key if expected.has_key else _ABSENT,
-                     expected.value)
+                     expected.value) + window
 
 
 _ABSENT = object()
@@ -67,6 +70,8 @@ def matches(expected: ExpectedRecord, actual: OutputRecord) -> bool:
     if expected.has_ts and expected.ts != actual.ts:
         return False
     if expected.has_key and normalize(expected.key) != normalize(actual.key):
+        return False
+    if expected.window is not None and (expected.window["start"], expected.window["end"]) != actual.window:
         return False
     return normalize(expected.value) == normalize(actual.value)
 

@@ -37,7 +37,7 @@ def local_records(case: Case, planned: PlannedCase) -> dict[str, list[ConsumedRe
     each over everything its upstream wrote."""
     topics: dict[str, list[ConsumedRecord]] = defaultdict(list)
     for i, record in enumerate(case.inputs):
-        p = place(*planned.input_target(record), sequence=i)
+        p = place(*planned.input_target(record), sequence=i, window=record.window_bounds)
         _append(topics, p.topic, p.partition, p.record.key, p.record.value, p.record.timestamp_ms)
     flush = bool(case.settings.get("flush_at_end"))
     for query in planned.queries:

@@ -39,7 +39,7 @@ class PlannedCase:
         return [q.sink.topic for q in self.queries]
 
     def input_target(self, record: InputRecord) -> tuple[str, int, SerdeSpec, Any, Any, int]:
-        """(topic, partitions, serde, key, value, ts) for `place`."""
+        """(topic, partitions, serde, key, value, ts) for `place` (its window: `record.window_bounds`)."""
         source = self.catalog.get(record.source) if record.source else self.catalog.by_topic(record.topic)
         if source is None:
             raise ValueError(f"input for unknown {'source ' + record.source if record.source else 'topic ' + record.topic}")

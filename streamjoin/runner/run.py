@@ -82,8 +82,7 @@ class Runner:
 def rejected_verdict(case: Case, error: Exception) -> CaseResult:
     if case.expect_error is None:
         return CaseResult(case.id, "ERROR", f"rejected: {str(error).splitlines()[0][:500]}")
-    message = str(error).lower()
-    missing = [s for s in case.expect_error.contains if s.lower() not in message]
+    missing = case.expect_error.missing(error)
     if missing:
         return CaseResult(case.id, "FAIL", f"error lacks {missing}: {str(error).splitlines()[0][:300]}")
     return CaseResult(case.id, "PASS")
@@ -124,7 +123,7 @@ class CaseRunner(Runner):
     def outputs(self, case: Case, planned: PlannedCase, prefix: str) -> dict[str, list[ConsumedRecord]]:
         work = self.work_dir / prefix.rstrip(".")
         admin.create_topics(self.bootstrap, planned.topic_partitions, settings=self.settings)
-        placed = [place(*planned.input_target(record), sequence=i) for i, record in enumerate(case.inputs)]
+        placed = [place(*planned.input_target(record), sequence=i, window=record.window_bounds) for i, record in enumerate(case.inputs)]
         arrivals = [Arrival(i, p.partition, (p.topic, p.partition), p.record.timestamp_ms)
                     for i, p in enumerate(placed)]
         segments = arrival_segments(arrivals) or [[]]

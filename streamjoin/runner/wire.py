@@ -16,16 +16,22 @@ def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[Outpu
     out = []
     for r in dedupe_replayed(ordered):
         decoded = decode(serde, r.key, r.value, r.timestamp_ms)
-        key = None if decoded.key is None else (decoded.key[0] if len(decoded.key) == 1 else
-                                                dict(zip((n for n, _ in serde.key_columns), decoded.key)))
-        out.append(OutputRecord(r.topic, r.partition, r.offset, r.timestamp_ms, key, _plain(decoded.value)))
+        parts, window = decoded.key, None
+        if parts is not None and serde.window is not None:
+            parts, window = parts[:-2], parts[-2:]
+        key = None if parts is None else (parts[0] if len(parts) == 1 else
+                                          dict(zip((n for n, _ in serde.key_columns), parts)))
+        out.append(OutputRecord(r.topic, r.partition, r.offset, r.timestamp_ms, key, _plain(decoded.value, serde),
+                                window))
     return out
 
 
-def _plain(value: dict | None) -> Any:
+def _plain(value: dict | None, serde: SerdeSpec) -> Any:
     if value is None:
         return None
-    return {k: _timestamp_text(v) for k, v in value.items()}
+    plain = {k: _timestamp_text(v) for k, v in value.items()}
+    unwrapped = not serde.wrap_single_value and len(serde.payload_columns) == 1
+    return next(iter(plain.values())) if unwrapped else plain  # a bare single value, as written
 
 
 def _timestamp_text(v: Any) -> Any:

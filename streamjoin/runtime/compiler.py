@@ -34,6 +34,8 @@ from streamjoin.runtime.stages import (
 )
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
 from streamjoin.serde.formats import SerdeSpec
+from streamjoin.serde.windowed import window_kind
+from streamjoin.runtime.windowed import WindowedAggregateStage
 
 OUTPUT = "output"  # the relation the query's projection produces, read by the sink
 
@@ -107,8 +109,10 @@ class _Builder:
         if isinstance(node.child, P.Aggregate):
             child = self.build(node.child.child)
             select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
-            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by))
-            stage = AggregateStage(plan, alias)
+            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by),
+                                      node.child.having)
+            window = node.child.window
+            stage = AggregateStage(plan, alias) if window is None else WindowedAggregateStage(plan, alias, window)
         else:
             child = self.build(node.child)
             scope = self.scope(child.relations)
@@ -178,7 +182,11 @@ def source_serde(source: SourceDef) -> SerdeSpec:
     value = tuple((name, t) for name, t in source.columns.items()
                   if name not in wire_keys and not t.proctime)
     return SerdeSpec(source.key_format if key else "NONE", key, source.value_format, value,
-                     timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns))
+                     timestamp_column=source.timestamp, record_ts_columns=tuple(source.virtual_columns),
+                     wrap_single_value=source.wrap_single_value, delimiter=source.value_delimiter,
+                     timestamp_format=source.timestamp_format,
+                     window=source.window and window_kind(source.window.kind),
+                     window_size_ms=source.window and source.window.size_ms)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:
@@ -220,11 +228,14 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     value_columns = tuple((name, ANY if output[name] is None else output[name]) for name in project.value_columns)
     # KAFKA keys hold one primitive of a known type; several columns, or an expression whose
     # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
-    untyped = any(t is None for t in key_types)
+    untyped = any(t is None for t in key_types[:len(key_columns)])  # a window's bounds are not key columns
     key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
-    serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns)
+    window = sink.window
+    serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns,
+                      wrap_single_value=sink.wrap_single_value, window=window and window_kind(window.kind),
+                      window_size_ms=window and window.size_ms)
     columns = tuple((name, _output_column(name)) for name in project.value_columns)
-    return SinkBinding(sink.topic, serde, columns)
+    return SinkBinding(sink.topic, serde, columns, timestamp_column=sink.timestamp)
 
 
 def _output_column(name: str) -> Callable[[Env], Any]:

@@ -41,7 +41,8 @@ def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProces
     if isinstance(node, P.TableTableJoin):
         return TableTableJoin(TableTableJoinConfig(join_type=join_type, residual=residual))
     if isinstance(node, P.ForeignKeyJoin):
-        return ForeignKeyJoin(ForeignKeyJoinConfig(foreign_key=foreign_key, join_type=join_type, residual=residual))
+        return ForeignKeyJoin(ForeignKeyJoinConfig(foreign_key=foreign_key, join_type=join_type, residual=residual,
+                                                   tombstone_without_result=node.tombstone_without_result))
     if isinstance(node, P.RegularJoin):
         return RegularJoin(RegularJoinConfig(
             join_type=join_type, left_input=_input_kind(node.left), right_input=_input_kind(node.right),

@@ -139,7 +139,8 @@ class Pipeline:
 class AggregateStage(Stage):
     """GROUP BY over a changelog: each row is added to (retractions: removed from) its group and
     the group's new result row is emitted, keyed by the group key, with the input's ts; a group
-    that becomes empty is deleted. Streams only add, so their result is an updating table."""
+    that becomes empty is deleted, and so is one whose row HAVING now rejects. Streams only add,
+    so their result is an updating table."""
 
     plan: Any  # streamjoin.expr.aggregates.AggregatePlan
     alias: str  # the relation the result row travels under
@@ -154,11 +155,15 @@ class AggregateStage(Stage):
             self.plan.retract(state, event.env)
         else:
             self.plan.add(state, event.env)
+        row = self.plan.result(key, state) if state.rows else None
+        was_out, state.emitted = state.emitted, row is not None
         if state.rows == 0:
             self.groups.delete(key)
-            return [Event(RowKind.DELETE, key, None, event.ts)]
-        self.groups.put(key, state)
-        return [Event(RowKind.UPDATE_AFTER, key, {self.alias: self.plan.result(key, state)}, event.ts)]
+        else:
+            self.groups.put(key, state)
+        if row is None:  # an empty group, or one HAVING rejects: its row (if out) is deleted
+            return [Event(RowKind.DELETE, key, None, event.ts)] if was_out else []
+        return [Event(RowKind.UPDATE_AFTER, key, {self.alias: row}, event.ts)]
 
 
 @dataclass

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from time import perf_counter
 from typing import Any, Callable, Hashable
 
+from streamjoin.expr.compile import ROWTIME_FIELD
 from streamjoin.expr.core import ExpressionError
 from streamjoin.operators.base import RowKind, Side
 from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, TaskRuntime
@@ -24,8 +26,8 @@ from streamjoin.serde.formats import (
     encode_key,
     encode_value,
 )
+from streamjoin.serde.time import datetime_to_millis
 
-ROWTIME = "ROWTIME"  # pseudo column: the record's event time (s-Server, ksqlDB)
 
 # What evaluating SQL over one bad value, or encoding it, can raise: the record (or result) goes to
 # the dead letters. Failures of the machinery (state store, I/O: RuntimeError, OSError) are not
@@ -65,6 +67,7 @@ class SinkBinding:
     columns: tuple[tuple[str, Callable[[Env], Any]], ...]
     key: Callable[[Env], tuple] | None = None
     emit_retractions: bool = False  # Flink changelog sinks; an upsert topic only wants new values
+    timestamp_column: str | None = None  # ksqlDB WITH (TIMESTAMP=...): this column's value is the record ts
 
 
 class PipelineRuntime(TaskRuntime):
@@ -97,7 +100,7 @@ class PipelineRuntime(TaskRuntime):
         for entry in entries:
             if not owned and not entry.broadcast:
                 continue  # another task's row of a topic also read whole (an FK join of a table to itself)
-            event = self._event(serde, entry, record)
+            event = self._event(serde, entry, record, row)
             started = perf_counter()
             try:
                 reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
@@ -129,13 +132,16 @@ class PipelineRuntime(TaskRuntime):
         return total
 
     @staticmethod
-    def _event(serde: SerdeSpec, entry: Entry, record) -> Event:
+    def _event(serde: SerdeSpec, entry: Entry, record, read: InputRow) -> Event:
         key: Hashable | None = record.key
         if record.value is None:
             return Event(RowKind.DELETE if entry.is_table else RowKind.INSERT, key, None, record.ts)
         row = dict(zip((name for name, _ in serde.key_columns), record.key or ()))
         row.update(record.value)
-        row[ROWTIME] = record.ts
+        # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
+        row[ROWTIME_FIELD], row["ROWPARTITION"], row["ROWOFFSET"] = record.ts, read.partition, read.offset
+        if serde.window is not None and record.key is not None:  # a windowed key ends with its bounds
+            row["WINDOWSTART"], row["WINDOWEND"] = record.key[-2:]
         return Event(RowKind.INSERT, key, {entry.alias: row}, record.ts)
 
     def _emit(self, events: list[Event]) -> list[Output]:
@@ -159,4 +165,11 @@ class PipelineRuntime(TaskRuntime):
             return Emitted(sink.topic, encode_key(sink.serde, event.key), None, event.ts)
         key = sink.key(event.env) if sink.key else event.key
         value = {name: expr(event.env) for name, expr in sink.columns}
-        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), event.ts)
+        ts = event.ts if sink.timestamp_column is None else _millis(value[sink.timestamp_column])
+        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts)
+
+
+def _millis(value: Any) -> int:
+    if value is None:
+        raise ValueError("the TIMESTAMP column of the result is NULL")
+    return datetime_to_millis(value) if isinstance(value, datetime) else int(value)

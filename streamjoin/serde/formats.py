@@ -17,28 +17,24 @@ Value types: see `streamjoin.serde.values`; docs/formats.md has the full table.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import struct
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from functools import cached_property
 from typing import Any, Callable, Mapping, Sequence
 
+from streamjoin.serde import windowed
+from streamjoin.serde.codecs import Columns, delimited_codec, kafka_codec, load_json
+from streamjoin.serde.java_time import parse_millis
+from streamjoin.serde.windowed import WINDOW_KINDS
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
-from streamjoin.serde.values import (
-    DecodeError, EncodeError, checked_integer, json_reader, json_writer, struct_reader, struct_writer, text_reader, text_writer,
-)
+from streamjoin.serde.values import DecodeError, EncodeError, json_reader, json_writer, struct_reader, struct_writer
 from streamjoin.dialect.formats import FormatError, event_time_problem, format_problem
 from streamjoin.dialect.types import SqlType, parse_type
 
 __all__ = ["SerdeSpec", "DecodedRecord", "DecodeError", "EncodeError", "decode", "encode_key", "encode_value"]
 
-_KAFKA_PRIMITIVES = {"INT": struct.Struct(">i"), "BIGINT": struct.Struct(">q"), "DOUBLE": struct.Struct(">d")}
 _DELIMITER_NAMES = {"SPACE": " ", "TAB": "\t"}
-Columns = tuple[tuple[str, SqlType], ...]
 
 
 @dataclass(frozen=True)
@@ -58,11 +54,18 @@ class SerdeSpec:
     record_ts_columns: tuple[str, ...] = ()
     wrap_single_value: bool = True
     delimiter: str = ","
+    timestamp_format: str | None = None  # the timestamp column is STRING text in this Java pattern (UTC)
+    # A windowed key (TIME or SESSION, see serde.windowed): decoded key tuples end with the
+    # window's start and end; window_size_ms gives a TIME window's end.
+    window: str | None = None
+    window_size_ms: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_format", self.key_format.upper())
         object.__setattr__(self, "value_format", self.value_format.upper())
         object.__setattr__(self, "delimiter", _DELIMITER_NAMES.get(self.delimiter.upper(), self.delimiter))
+        if self.window is not None and self.window not in WINDOW_KINDS:
+            raise ValueError(f"unknown window kind {self.window!r}; supported: {', '.join(WINDOW_KINDS)}")
         if len(self.delimiter) != 1:
             raise ValueError(f"a DELIMITED delimiter is one character (or SPACE, TAB), not {self.delimiter!r}")
         for side, fmt, columns in (("key", self.key_format, self.key_columns),
@@ -74,7 +77,7 @@ class SerdeSpec:
             ts_type = dict(self.key_columns + self.value_columns).get(self.timestamp_column)
             if ts_type is None:
                 raise ValueError(f"timestamp column {self.timestamp_column!r} is not a column")
-            problem = event_time_problem(self.timestamp_column, ts_type)
+            problem = event_time_problem(self.timestamp_column, ts_type, self.timestamp_format)
             if problem:
                 raise ValueError(problem)
 
@@ -111,75 +114,12 @@ class SerdeSpec:
 
 @dataclass(frozen=True)
 class DecodedRecord:
-    key: tuple | None  # one entry per key column; None for a null key (or a key-less source)
+    key: tuple | None  # one entry per key column (then a windowed key's start, end); None: no key
     value: dict[str, Any] | None  # value columns; None for a tombstone / null-value record
     ts: int  # event time, epoch milliseconds
 
 
 # ---- codecs -------------------------------------------------------------------------------------
-
-def _kafka_codec(t: SqlType) -> tuple[Callable[[bytes, str], Any], Callable[[Any], bytes]]:
-    if t.name == "STRING":
-        def read_text(data: bytes, path: str) -> str:
-            try:
-                return data.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise DecodeError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
-        return read_text, lambda v: str(v).encode("utf-8")
-    if t.name == "BYTES":
-        return lambda data, path: data, bytes
-    packer = _KAFKA_PRIMITIVES[t.name]
-
-    def read_number(data: bytes, path: str) -> Any:
-        if len(data) != packer.size:
-            raise DecodeError(f"{path}: {t} in the KAFKA format is {packer.size} bytes, got {len(data)}")
-        return packer.unpack(data)[0]
-    return read_number, lambda v: packer.pack(float(v) if t.name == "DOUBLE" else checked_integer(t, v))
-
-
-def _delimited_codec(columns: Columns, delimiter: str, side: str):
-    readers = [(name, text_reader(t)) for name, t in columns]
-    writers = [text_writer(t) for _, t in columns]
-
-    def read(data: bytes) -> dict:
-        line = _utf8(data, side)
-        fields = next(csv.reader([line], delimiter=delimiter), [])
-        if len(fields) != len(readers):
-            raise DecodeError(f"{side}: expected {len(readers)} DELIMITED fields, got {len(fields)}")
-        return {name: None if text == "" else read_field(text, f"{side}.{name}")
-                for (name, read_field), text in zip(readers, fields)}
-
-    def write(values: Sequence[Any]) -> bytes:
-        out = io.StringIO()
-        csv.writer(out, delimiter=delimiter, lineterminator="").writerow(
-            "" if v is None else w(v) for w, v in zip(writers, values))
-        return out.getvalue().encode("utf-8")
-    return read, write
-
-
-def _utf8(data: bytes, side: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DecodeError(f"{side}: not UTF-8 ({e.reason} at byte {e.start})") from None
-
-
-_JSON = json.JSONDecoder(parse_float=Decimal)  # one decoder: json.loads(parse_float=...) builds one per call
-
-
-def _load_json(data: bytes, side: str) -> Any:
-    try:
-        text = data.decode("utf-8")
-        try:  # raw_decode skips the whitespace regexes of decode(); fall back for padded text
-            value, end = _JSON.raw_decode(text)
-            if end == len(text):
-                return value
-        except ValueError:
-            pass
-        return _JSON.decode(text)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DecodeError(f"{side}: not valid JSON ({e})") from None
-
 
 class _Codec:
     """The compiled readers/writers of one SerdeSpec, built once (see `_codec`).
@@ -237,20 +177,20 @@ class _Codec:
         if not columns or fmt == "NONE":
             return (lambda data: {}), (lambda values: None)
         if fmt == "DELIMITED":
-            return _delimited_codec(columns, self.spec.delimiter, side)
+            return delimited_codec(columns, self.spec.delimiter, side)
         if fmt == "KAFKA" or (fmt == "JSON" and bare_single and len(columns) == 1):
             name, t = columns[0]
             path = f"{side}.{name}"
             if fmt == "KAFKA":
-                read_one, write_one = _kafka_codec(t)
+                read_one, write_one = kafka_codec(t)
                 return (lambda data: {name: read_one(data, path)}), (lambda values: write_one(values[0]))
             read_json, write_json = json_reader(t), json_writer(t)
-            return ((lambda data: {name: read_json(_load_json(data, side), path)}),
+            return ((lambda data: {name: read_json(load_json(data, side), path)}),
                     (lambda values: write_json(values[0]).encode("utf-8")))
         read_object, write_object = struct_reader(columns), struct_writer(columns)
 
         def read(data: bytes) -> dict | None:
-            payload = _load_json(data, side)
+            payload = load_json(data, side)
             # JSON `null` is a null value, like no bytes at all.
             return None if payload is None else read_object(payload, side)
 
@@ -280,7 +220,12 @@ def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, 
 
 def _decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int) -> DecodedRecord:
     codec = _codec(spec)
+    window = ()
+    if key_bytes is not None and spec.window is not None:
+        key_bytes, *window = windowed.split(key_bytes, spec.window, spec.window_size_ms)
     key = codec.read_key(key_bytes) if key_bytes is not None and codec.key_reads else None
+    if key is not None and window:
+        key += tuple(window)
     value = None if value_bytes is None else codec.read_value(value_bytes)
     if value is not None and not codec.payload_is_value:
         payload, value = value, {}
@@ -302,6 +247,11 @@ def _event_time(spec: SerdeSpec, codec: _Codec, key: tuple | None, value: dict |
         ts = value[column]
     if ts is None:
         raise DecodeError(f"timestamp column {column} is NULL")
+    if spec.timestamp_format is not None:
+        try:
+            return parse_millis(ts, spec.timestamp_format)
+        except ValueError as error:
+            raise DecodeError(f"timestamp column {column}: {error}") from None
     return datetime_to_millis(ts) if isinstance(ts, datetime) else int(ts)
 
 
@@ -310,11 +260,15 @@ def encode_key(spec: SerdeSpec, key: tuple | Any | None) -> bytes | None:
     if key is None or not spec.key_columns or spec.key_format == "NONE":
         return None
     values = tuple(key) if isinstance(key, (tuple, list)) else (key,)
-    if len(values) != len(spec.key_columns):
-        raise EncodeError(f"key {key!r} has {len(values)} parts; the key columns are {[n for n, _ in spec.key_columns]}")
+    window = values[len(spec.key_columns):] if spec.window is not None else ()
+    values = values[:len(spec.key_columns)] if window else values
+    if len(values) != len(spec.key_columns) or (spec.window is not None and len(window) != 2):
+        expected = [n for n, _ in spec.key_columns] + (["window start", "window end"] if spec.window else [])
+        raise EncodeError(f"key {key!r} has {len(values) + len(window)} parts; the key is {expected}")
     if all(v is None for v in values):
         return None
-    return _written("key", lambda: _codec(spec).write_key(values))
+    written = _written("key", lambda: _codec(spec).write_key(values))
+    return written + windowed.suffix(spec.window, *window) if window else written
 
 
 def encode_value(spec: SerdeSpec, row: Mapping[str, Any] | None) -> bytes | None:

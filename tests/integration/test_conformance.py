@@ -12,7 +12,7 @@ from streamjoin.settings import Settings
 from streamjoin.runner.run import CaseRunner
 from tests.paths import CONFORMANCE
 
-CASES = load_cases([CONFORMANCE])
+CASES = [c for c in load_cases([CONFORMANCE])]
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from streamjoin.cli import main
 from streamjoin.cli.check_cases import check_case
 from tests.paths import CONFORMANCE
 
-SHARED_CASES = load_cases([CONFORMANCE]) if CONFORMANCE.is_dir() else []
+SHARED_CASES = [c for c in load_cases([CONFORMANCE])] if CONFORMANCE.is_dir() else []
 
 
 def test_conformance_directory_is_present():

@@ -9,7 +9,8 @@ import pytest
 from sqlglot import exp
 
 from streamjoin.dialect import (
-    CreateRelation, SetOption, SourceTable, StreamQuery, ViewDefinition, declared_flavour, dialect_for, parse,
+    CreateRelation, SetOption, SourceTable, StreamJoin, StreamJoinError, StreamQuery, ViewDefinition,
+    declared_flavour, dialect_for, parse,
 )
 
 
@@ -98,3 +99,34 @@ def test_several_statements_split_on_semicolons():
 def test_flavour_comment():
     assert declared_flavour("-- dialect: flink\nSELECT 1") == "flink"
     assert declared_flavour("SELECT 1") == "ksqldb"
+
+
+@pytest.mark.parametrize("sql", ["SELECT s.v->f FROM s", "SELECT s.v->a->b, s.v->* FROM s"])
+def test_arrow_is_a_struct_field_and_prints_back(sql):
+    [statement] = parse(sql, "ksqldb")
+    assert all(isinstance(e.unalias(), exp.Dot) for e in statement.expressions)
+    assert statement.sql(dialect=StreamJoin()) == sql
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT x FROM t GROUP BY x WINDOW TUMBLING (SIZE 1 MINUTES, GRACE PERIOD 1 MILLISECONDS)",
+    "SELECT x FROM t GROUP BY x WINDOW HOPPING (SIZE 5 SECONDS, ADVANCE BY 1 SECONDS, RETENTION 1 DAYS)",
+    "SELECT x FROM t GROUP BY x WINDOW SESSION (30 SECONDS)",
+])
+def test_aggregation_windows_print_back(sql):
+    [statement] = parse(sql, "ksqldb")
+    assert statement.sql(dialect=StreamJoin()) == sql
+
+
+def test_hopping_window_needs_advance():
+    with pytest.raises(StreamJoinError, match="ADVANCE BY"):
+        parse("SELECT x FROM t WINDOW HOPPING (SIZE 5 SECONDS) GROUP BY x", "ksqldb")
+
+
+def test_column_types_sqlglot_does_not_know_and_header_columns_print_back():
+    sql = ("CREATE STREAM L (A INT KEY, C BYTES HEADER('abc'), D ARRAY<STRUCT<key STRING, value BYTES>> HEADERS, "
+           "E BYTES NOT NULL)")
+    [statement] = parse(sql, "ksqldb")
+    assert [c.args["type_text"].name for c in statement.args["columns"]][1:] == [
+        "BYTES", "ARRAY<STRUCT<key STRING, value BYTES>>", "BYTES"]
+    assert statement.sql(dialect=StreamJoin()) == sql

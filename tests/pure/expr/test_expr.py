@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import sqlglot
 
+from streamjoin.dialect import StreamJoin
 from streamjoin.dialect.flavours import flavour
 from streamjoin.expr.compile import ExpressionError, ExprOptions, Scope, compile_expr, compile_predicate
 
@@ -211,7 +212,8 @@ def test_double_quoted_name_is_a_string_only_when_asked() -> None:
 
 ENV = {"l": {"ID": 1, "V": "A", "ROWTIME": 3000, "_key": "k1"},
        "r": {"id": 1, "W": None, "ROWTIME": datetime(1970, 1, 1, 0, 0, 4, tzinfo=timezone.utc), "_key": "k2"}}
-SCOPE = Scope({"l": ["ID", "V"], "r": ["id", "W"], "stocks.order_quantity": ["ticker", "info", "tags"]})
+SCOPE = Scope({"l": ["ID", "V"], "r": ["id", "W"], "stocks.order_quantity": ["ticker", "info", "tags"]},
+              ExprOptions.of(flavour("sqlstream")))  # ROWTIME a TIMESTAMP
 
 
 @pytest.mark.parametrize(
@@ -243,7 +245,8 @@ SCOPE = Scope({"l": ["ID", "V"], "r": ["id", "W"], "stocks.order_quantity": ["ti
     ],
 )
 def test_column_resolution(sql: str, env: dict, expected: Any) -> None:
-    assert compile_expr(sqlglot.parse_one(sql), SCOPE)(env) == expected
+    # the streaming dialect: ksqlDB's `->` is a struct field, not a JSON extraction
+    assert compile_expr(sqlglot.parse_one(sql, dialect=StreamJoin()), SCOPE)(env) == expected
 
 
 def test_zero_based_subscripts_on_request() -> None:

@@ -61,10 +61,16 @@ CASES = [
     Case("ROUND(t.i)", -7), Case("ROUND(1234, -2)", 1200), Case("ROUND(t.n, 1)", None),
     # NULL handling
     Case("COALESCE(t.n, t.i)", -7), Case("IFNULL(t.n, 'x')", "x"), Case("NVL(t.n, t.n)", None),
+    Case("AS_VALUE(t.i)", -7), Case("AS_VALUE(t.n)", None),
     Case("NULLIF(t.i, -7)", None), Case("NULLIF(t.i, 0)", -7), Case("NULLIF(t.n, 0)", None),
     # Lenses flatten: one level, in order
     Case("flatten(t.xs)", [100, 80, 95, 91]), Case("flatten([t.day, t.night])", [88, 89, 92]),
     Case("flatten([t.day, t.n])", None), Case("flatten(t.n)", None), Case("flatten([[1, [2]], [3]])", [1, [2], 3]),
+    # ksqlDB TIMESTAMPTOSTRING / STRINGTOTIMESTAMP: Java patterns, optional time zone
+    Case("TIMESTAMPTOSTRING(t.ts, 'yyyy-MM-dd HH:mm:ss.SSS')", "2019-03-30 05:03:30.250"),
+    Case("TIMESTAMPTOSTRING(t.ts, 'HH:mm zzz', 'Europe/London')", "05:03 GMT"),
+    Case("STRINGTOTIMESTAMP('2019-03-30 05:03:30.250', 'yyyy-MM-dd HH:mm:ss.SSS')", 1_553_922_210_250),
+    Case("TIMESTAMPTOSTRING(t.n, 'yyyy')", None),
     # timestamps: FLOOR/CEIL(ts TO unit) (s-Server's FLOOR(ROWTIME TO HOUR)), TO_TIMESTAMP
     Case("FLOOR(t.ts TO SECOND)", 1_553_922_210_000), Case("FLOOR(t.ts TO HOUR)", 1_553_922_000_000),
     Case("FLOOR(t.ts TO DAY)", 1_553_904_000_000), Case("FLOOR(t.ts TO MONTH)", 1_551_398_400_000),

@@ -7,13 +7,14 @@ import pytest
 import sqlglot
 
 from streamjoin.dialect.types import ANY, TIMESTAMP, TypeSyntaxError, parse_type
-from streamjoin.expr.compile import Scope
+from streamjoin.dialect.flavours import flavour
+from streamjoin.expr.compile import ExprOptions, Scope
 
 SCOPE = Scope({
     "t": {"a": "INT", "d": "DECIMAL(10, 2)", "ts": "TIMESTAMP_LTZ(6)", "p": "TIMESTAMP_LTZ(3) PROCTIME",
           "st": parse_type("STRUCT<x INT>"), "j": ANY, "u": None},
     "r": ["q"],
-})
+}, ExprOptions.of(flavour("sqlstream")))  # ROWTIME a TIMESTAMP (ksqlDB's is BIGINT millis)
 
 
 @pytest.mark.parametrize("sql, expected", [

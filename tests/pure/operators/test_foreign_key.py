@@ -215,3 +215,28 @@ def test_stages_across_partitions_converge_to_the_batch_join():
                 topics["responses"][r.left_key % 2].append(r)
     batch = {key: (row, right_table.get(row["fk"])) for key, row in left_table.items()}
     assert result == batch
+
+
+# Kafka Streams' subscription instructions (tombstone_without_result): a left row that is deleted,
+# or replaced by one that finds no right row, forwards a tombstone even when it had no result row;
+# a brand-new left row that finds nothing (INNER) forwards nothing. The docs delete existing rows only.
+KS_TOMBSTONES = [
+    # R a @1, L A->a @2 (+I), R a tomb @3 (-D), L A tomb @4: the docs show nothing, Kafka Streams -D
+    ([Record(R, "a", {"v": 1}, 1), Record(L, "A", {"fk": "a", "v": 0}, 2), Record(R, "a", None, 3),
+      Record(L, "A", None, 4)],
+     [(RowKind.INSERT, "A", 2), (RowKind.DELETE, "A", 3), (RowKind.DELETE, "A", 4)],
+     [(RowKind.INSERT, "A", 2), (RowKind.DELETE, "A", 3)]),
+    # L A->x @1 (no x: nothing), L A->y @2 (an update finding nothing: -D), L B->x @3 (new: nothing)
+    ([Record(L, "A", {"fk": "x", "v": 0}, 1), Record(L, "A", {"fk": "y", "v": 0}, 2),
+      Record(L, "B", {"fk": "x", "v": 0}, 3)],
+     [(RowKind.DELETE, "A", 2)], []),
+    # a tombstone for a left key never seen: nothing either way
+    ([Record(L, "C", None, 1)], [], []),
+]
+
+
+@pytest.mark.parametrize("records, kafka_streams, docs", KS_TOMBSTONES)
+def test_tombstones_without_a_result_row(records, kafka_streams, docs):
+    for redundant, expected in ((True, kafka_streams), (False, docs)):
+        join = ForeignKeyJoin(ForeignKeyJoinConfig(by_fk, JoinType.INNER, tombstone_without_result=redundant))
+        assert [(c.kind, c.key, c.ts) for c in join.process_all(records)] == expected

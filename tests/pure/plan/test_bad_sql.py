@@ -64,6 +64,9 @@ ACCEPTED = {
         "CREATE OR REPLACE STREAM s (id STRING KEY, ts BIGINT) WITH (kafka_topic='s', timestamp='ts', partitions=3);\n"
         "SELECT * FROM s;",
         "SELECT CAST(pageid AS DECIMAL(38, 38)) AS d FROM pageviews;",
+        "SELECT pageid, COUNT(*) AS n FROM pageviews GROUP BY pageid HAVING COUNT(*) > 1;",
+        "CREATE TABLE per_minute AS SELECT pageid, COUNT(*) AS n FROM pageviews "
+        "WINDOW TUMBLING (SIZE 1 MINUTE, GRACE PERIOD 0 SECONDS) GROUP BY pageid EMIT FINAL;",
     ],
     "flink": [
         "SELECT v.url, l.label FROM visits v JOIN labels FOR SYSTEM_TIME AS OF v.proc AS l ON v.url = l.label_id;",
@@ -72,6 +75,7 @@ ACCEPTED = {
         "SELECT order_id, TRY_CAST(note AS INT) AS n FROM orders;",
         "CREATE TABLE pairs (a STRING, b STRING, v INT, PRIMARY KEY (a, b) NOT ENFORCED) "
         "WITH ('topic' = 'pairs', 'key.format' = 'json');\nSELECT a, b, v FROM pairs;",
+        "SELECT product_id, COUNT(*) AS n FROM orders GROUP BY product_id HAVING COUNT(*) > 1;",
     ],
     "lenses": [
         "SELECT STREAM o.item FROM orders o JOIN payments p ON o._key = p._key WITHIN 5s;",
@@ -86,6 +90,7 @@ ACCEPTED = {
         # s-Server joins a table on any column: it needs no PRIMARY KEY (table_requires_primary_key)
         "CREATE TABLE zoo (zoo_id INTEGER, city VARCHAR(10));\n"
         "SELECT STREAM s.row_id, z.city FROM sightings s JOIN zoo z ON s.seen_id = z.zoo_id;",
+        "SELECT STREAM ticker, SUM(quantity) AS q FROM order_quantity GROUP BY ticker HAVING SUM(quantity) > 10;",
     ],
 }
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from streamjoin.runner.cases import ExpectedRecord
+from streamjoin.dialect import StreamJoinError
+from streamjoin.runner.cases import ExpectError, ExpectedRecord
 from streamjoin.runner.arrival import Arrival, arrival_segments
 from streamjoin.runner.compare import OutputRecord, compare
 
@@ -71,3 +72,20 @@ def test_compare(expected, actual, ordered, reason):
         assert verdict is None
     else:
         assert verdict is not None and reason in verdict
+
+
+ERROR_CASES = [
+    # substrings (the default): anywhere in the whole message, snippet included
+    (ExpectError(("within",)), StreamJoinError("needs a WITHIN clause", "r"), []),
+    (ExpectError(("ID",)), StreamJoinError("x", "r", sql="ON l.id = r.id", start=3), []),
+    # names: whole names, case-insensitive, in the reason only
+    (ExpectError(("L_ID", "left_table"), match="names"), StreamJoinError("LEFT_TABLE.L_ID is missing", "r"), []),
+    (ExpectError(("L_ID",), match="names"), StreamJoinError("LEFT_TABLE_L_ID twice", "r"), ["L_ID"]),
+    (ExpectError(("ID",), match="names"), StreamJoinError("bad", "r", sql="ON l.id = r.id", start=3), ["ID"]),
+    (ExpectError((), match="names"), ValueError("any error"), []),
+]
+
+
+@pytest.mark.parametrize("expect, error, missing", ERROR_CASES)
+def test_expected_error_matching(expect, error, missing):
+    assert expect.missing(error) == missing

@@ -44,7 +44,7 @@ CASES = [
     # reason names the expression and its position.
     Case("string + number", "CREATE STREAM out AS SELECT id, pageid FROM views WHERE pageid + 1 > 2 "
          "EMIT CHANGES;", (value("p", 1),),
-         (("dead", "views[0]@0: evaluation failed: cannot evaluate `views.pageid + 1 > 2` (line 1, col 57)"),)),
+         (("dead", "views[0]@0: evaluation failed: cannot evaluate `views.PAGEID + 1 > 2` (line 1, col 57)"),)),
     # A value that does not decode at all, then a good one.
     Case("not JSON", "CREATE STREAM out AS SELECT id, pageid FROM views EMIT CHANGES;",
          (b"{not json", value("p3", 3)),

@@ -247,6 +247,7 @@ SPEC_ERRORS = [
     Case(({"v": "INT"}, [], {"value_format": "AVRO"}), Err("unknown value format 'AVRO'")),
     Case(({"v": "INT"}, [], {"timestamp": "t"}), Err("timestamp column 't' is not a column")),
     Case(({"v": "STRING"}, [], {"timestamp": "v"}), Err("must be TIMESTAMP or BIGINT")),
+    Case(({"v": "BIGINT"}, [], {"timestamp": "v", "timestamp_format": "yyyy"}), Err("must be a STRING")),
     Case(({"v": "INT"}, ["k"], {}), Err("key columns \\['k'\\] are not among the columns")),
 ]
 
@@ -269,6 +270,9 @@ EVENT_TIME_CASES = [
     Case(({"t": "TIMESTAMP(3)"}, "t", {}, b'{"t":null}', 7), Err("timestamp column t is NULL")),
     # Flink `METADATA FROM 'timestamp' VIRTUAL`: filled from the record, absent from the payload
     Case(({"t": "TIMESTAMP(3)"}, "t", {"record_ts_columns": ("t",)}, b"{}", 60000), 60000),
+    # ksqlDB TIMESTAMP_FORMAT: a STRING column read with a Java pattern (UTC)
+    Case(({"t": "STRING"}, "t", {"timestamp_format": "yyyy-MM-dd HH:mm:ss"}, b'{"t":"1970-01-01 00:00:09"}', 7), 9000),
+    Case(({"t": "STRING"}, "t", {"timestamp_format": "yyyy-MM-dd"}, b'{"t":"01/01/1970"}', 7), Err("does not match")),
 ]
 
 
