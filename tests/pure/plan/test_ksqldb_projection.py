@@ -60,7 +60,7 @@ NAMING = {
     # a foreign-key join is keyed by the left table's primary key: every column of it
     "foreign key: the left primary key": Named("SELECT ID1, ID2, X FROM LT JOIN RT ON FK = ID", ["ID1", "ID2"], ["X"]),
     # PARTITION BY after a join: SELECT * also lists each input's pseudo-columns
-    "partitioned join star": Named(f"SELECT * FROM L JOIN T ON L.A = T.A PARTITION BY L.B", ["L_B"],
+    "partitioned join star": Named("SELECT * FROM L JOIN T ON L.A = T.A PARTITION BY L.B", ["L_B"],
                                    ["L_ROWTIME", "L_ROWPARTITION", "L_ROWOFFSET", "L_A", "L_C", "T_ROWTIME",
                                     "T_ROWPARTITION", "T_ROWOFFSET", "T_A", "T_E"]),
     # a struct field is named after the field; struct->* gives one column per field
