@@ -62,6 +62,11 @@ COMPARE_CASES = [
     ([exp(value={"v": 1})], [out(1, None, {"v": 1}), out(2, None, {"v": 2})], True, "1 unexpected"),
     ([exp(value={"v": 1})], [out(1, None, {"v": 1}), out(2, None, {"v": 2})], False, "unexpected"),
     ([exp(value={"v": 1}), exp(value={"v": 2})], [out(1, None, {"v": 1})], False, "missing"),
+    # a windowed key: the window must match too, when the expected record gives one
+    ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "TIME"})],
+     [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, (0, 5))], True, None),
+    ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "TIME"})],
+     [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, (5, 10))], True, "window=[5, 10]"),
 ]
 
 
