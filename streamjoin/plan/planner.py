@@ -8,7 +8,7 @@ LATERAL, WHERE (Filter), GROUP BY (Aggregate), PARTITION BY (Repartition), the p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -83,6 +83,10 @@ def plan_program(sql_text: str, catalog: Catalog | None = None, dialect: str | F
     queries of the text."""
     catalog = catalog.copy() if catalog is not None else Catalog()
     ctx = Context(sql_text, file, flavour(dialect), catalog, dict(settings or {}))
+    for name, delay in (ctx.settings.get("watermark_delay_ms") or {}).items():
+        declared = catalog.get(name)  # `WATERMARK FOR ts AS ts - INTERVAL ...` stated as a case setting
+        if declared is not None:
+            catalog.define(replace(declared, watermark_delay_ms=int(delay)))
     function = ctx.settings.get("temporal_table_function")
     if function:
         catalog.temporal_functions[function["name"].lower()] = function
