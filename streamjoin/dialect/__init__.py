@@ -8,12 +8,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from streamjoin.dialect import flavours
-from streamjoin.dialect.dialect import LensesDialect, StreamJoin
+from streamjoin.dialect.dialect import FlinkDialect, LensesDialect, StreamJoin
 from streamjoin.dialect.errors import StreamJoinError, span
 from streamjoin.dialect.flavours import FLAVOURS, Flavour
 from streamjoin.dialect.nodes import (
     CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
-    Watermark, Within,
+    Watermark, WindowTableFunction, Within,
 )
 
 _FLAVOUR_COMMENT = re.compile(r"^\s*--\s*dialect\s*:\s*(\w+)", re.I)
@@ -56,7 +56,7 @@ def _offset(sql: str, line: int | None, col: int | None) -> int | None:
 
 
 __all__ = [
-    "FLAVOURS", "CreateRelation", "Duration", "Flavour", "LensesDialect", "SetOption", "SourceColumn",
+    "FLAVOURS", "CreateRelation", "Duration", "FlinkDialect", "Flavour", "LensesDialect", "SetOption", "SourceColumn",
     "SourceTable", "StreamJoin", "StreamJoinError", "StreamQuery", "ViewDefinition",
-    "Watermark", "Within", "declared_flavour", "dialect_for", "parse", "span",
+    "Watermark", "WindowTableFunction", "Within", "declared_flavour", "dialect_for", "parse", "span",
 ]

@@ -10,7 +10,7 @@ from enum import Enum
 
 from sqlglot.dialects.dialect import Dialect
 
-from streamjoin.dialect.dialect import LensesDialect, StreamJoin
+from streamjoin.dialect.dialect import FlinkDialect, LensesDialect, StreamJoin
 from streamjoin.dialect.errors import StreamJoinError
 
 
@@ -86,6 +86,7 @@ class Flink(Flavour):
     """Flink SQL: dynamic tables, joins chosen from the condition and time attributes."""
 
     name = "flink"
+    dialect = FlinkDialect()
     star_skips_proctime = True
     ddl_kind_from_key = True
 

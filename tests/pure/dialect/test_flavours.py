@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamjoin.dialect import FLAVOURS, LensesDialect, StreamJoin, StreamJoinError, dialect_for, parse
+from streamjoin.dialect import FLAVOURS, FlinkDialect, LensesDialect, StreamJoin, StreamJoinError, dialect_for, parse
 from streamjoin.dialect.flavours import Flavour, Flink, JoinModel, Ksqldb, Lenses, OutputKey, SqlStream, flavour
 from streamjoin.expr.compile import ExprOptions
 from streamjoin.plan import plan_program
@@ -60,7 +60,8 @@ def test_switch_values(switch):
 
 def test_parsing_dialects():
     assert isinstance(dialect_for("lenses"), LensesDialect)
-    assert all(type(dialect_for(name)) is StreamJoin for name in ("ksqldb", "flink", "sqlstream"))
+    assert isinstance(dialect_for("flink"), FlinkDialect)  # back-quoted identifiers
+    assert all(type(dialect_for(name)) is StreamJoin for name in ("ksqldb", "sqlstream"))
     assert dialect_for(Lenses()) is Lenses.dialect
 
 
