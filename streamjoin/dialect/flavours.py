@@ -45,6 +45,9 @@ class Flavour:
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
+    # -- relations (standard SQL that not every flavour reads)
+    derived_tables: bool = False  # a subquery in FROM / JOIN is a relation (`FROM (SELECT ...) t`)
+    create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -89,6 +92,8 @@ class Flink(Flavour):
     dialect = FlinkDialect()
     star_skips_proctime = True
     ddl_kind_from_key = True
+    derived_tables = True
+    create_view = True
 
 
 class Lenses(Flavour):

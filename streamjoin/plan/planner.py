@@ -107,6 +107,10 @@ def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
         return SourceDeclaration(source)
     if isinstance(statement, ViewDefinition):
         return _plan_view(ctx, statement, views)
+    if isinstance(statement, exp.Create) and statement.kind == "VIEW" and ctx.flavour.create_view:
+        name = table_name(statement.this)
+        ctx.catalog.views[name.lower()] = (name, statement.expression)
+        return PlannedView(name, "view")
     if isinstance(statement, CreateRelation):
         props = {p.name: p.args["value"].name for p in statement.args.get("properties") or []}
         name = table_name(statement.this)

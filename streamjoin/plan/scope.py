@@ -23,6 +23,7 @@ class Context:
     flavour: Flavour
     catalog: Catalog
     settings: dict = field(default_factory=dict)
+    derived: int = 0  # derived tables planned so far: an unnamed one is read as `_subquery<n>`
 
     def error(self, rule: str, message: str, node: exp.Expr | None = None) -> StreamJoinError:
         start, end = span(node)

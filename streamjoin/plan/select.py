@@ -11,7 +11,10 @@ from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.clauses import join_clause, lateral_clause
 from streamjoin.plan.projection import expand_projection, name_of, split_key
-from streamjoin.plan.relations import relation_input, temporal_function_input
+from streamjoin.plan.joins import Input
+from streamjoin.plan.relations import (
+    relation_input, table_name, temporal_function, temporal_function_input, versioned_view,
+)
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry
 
 
@@ -21,7 +24,7 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     from_ = select.args.get("from_")
     if from_ is None:
         raise ctx.error("missing-from", "a streaming query needs a FROM clause", select)
-    current = relation_input(ctx, from_.this, views, windows)
+    current = _relation(ctx, from_.this, views, windows)
     rights = [(join, *_right_input(ctx, join, views, windows)) for join in select.args.get("joins") or []]
     laterals = [(lateral, ScopeEntry(lateral.alias or "element", {lateral.alias or "element": None}, "stream"))
                 for lateral in select.args.get("laterals") or []]
@@ -58,6 +61,46 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
 def _right_input(ctx: Context, join: exp.Join, views, windows):
     right_ast = join.this
     if isinstance(right_ast, exp.Lateral):
-        return temporal_function_input(ctx, right_ast)
+        spec, alias, time_argument = temporal_function(ctx, right_ast)
+        view = ctx.catalog.views.get(spec["history_table"].lower())
+        if view is not None:
+            return versioned_view(_derived(ctx, view[1], alias, views, right_ast), spec), time_argument
+        return temporal_function_input(ctx, right_ast, spec, alias), time_argument
     version = right_ast.args.get("version")
-    return relation_input(ctx, right_ast, views, windows), version.expression if version is not None else None
+    return _relation(ctx, right_ast, views, windows), version.expression if version is not None else None
+
+
+def _relation(ctx: Context, ast: exp.Expr, views, windows) -> Input:
+    """A FROM / JOIN relation: a catalog source or Lenses view, a derived table (a subquery) or a
+    view created by CREATE VIEW (its query planned here, under the alias it is read as)."""
+    if isinstance(ast, exp.Subquery):
+        if not ctx.flavour.derived_tables:
+            raise ctx.error("derived-table", f"a subquery in FROM is not supported in {ctx.flavour.name}", ast)
+        ctx.derived += 1
+        return _derived(ctx, ast.this, ast.alias or f"_subquery{ctx.derived}", views, ast)
+    view = ctx.catalog.views.get(table_name(ast).lower()) if isinstance(ast, exp.Table) else None
+    if view is not None:
+        return _derived(ctx, view[1], ast.alias or view[0], views, ast)
+    return relation_input(ctx, ast, views, windows)
+
+
+def _derived(ctx: Context, query: exp.Expr, alias: str, views, where: exp.Expr) -> Input:
+    """A named query read as relation `alias`: its columns typed as the query types them; a column
+    passed through from its relation keeps being that relation's time attribute; a versioned table
+    read whole (its key and time attribute projected) stays versioned."""
+    if not isinstance(query, exp.Select):
+        raise ctx.error("derived-table", "a derived table must be a SELECT", where)
+    planned, _, _, kind, inner = plan_select(ctx, query, views, None)
+    project = planned.node
+    columns = {**project.key_columns, **project.value_columns}
+    origin = {name: e for name, e in columns.items() if isinstance(e, exp.Column) and e.table}
+    renamed = lambda column: next((name for name, e in origin.items()  # noqa: E731
+                                   if column and e.name.lower() == column.lower()), None)
+    entry = ScopeEntry(alias, {name: inner.type_of(e) for name, e in columns.items()}, kind)
+    if len(inner.entries) == 1:
+        source = inner.entries[0]
+        entry.timestamp, entry.proctime = renamed(source.timestamp), renamed(source.proctime)
+        keys = tuple(renamed(k) for k in source.key_columns)
+        if source.kind == "versioned_table" and entry.timestamp and keys and all(keys):
+            entry.kind, entry.key_columns = "versioned_table", keys
+    return Input(replace(project, alias=alias), [entry], set(), planned.partitions)

@@ -24,6 +24,8 @@ SWITCHES = {
     "upper_case_sink_topic": (True, False, False, False),
     "create_kind_must_match": (True, False, False, False),
     "ddl_kind_from_key": (False, True, False, False),
+    "derived_tables": (False, True, False, False),
+    "create_view": (False, True, False, False),
     "join_model": (JoinModel.KEYED, JoinModel.RELATIONAL, JoinModel.KEYED, JoinModel.WINDOWED),
     "implicit_key_join": (False, False, True, False),
     "on_sides_single_table": (False, False, True, False),
