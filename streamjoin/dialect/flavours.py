@@ -28,6 +28,9 @@ class OutputKey(Enum):
     NONE = "none"  # no key: every projected column is in the value
     PROJECTED_COLUMN = "projected_column"  # the projected column equal to the key moves to the key
     KEY_PSEUDO_COLUMN = "key_pseudo_column"  # `_key` = the result key; the value keeps every column
+    # The projected columns of the result's upsert key (plan/upsert_keys.py; none when it is not
+    # projected); the value keeps every column. A deletion is a tombstone of that key.
+    UPSERT_KEY = "upsert_key"
 
 
 class Flavour:
@@ -48,6 +51,7 @@ class Flavour:
     # -- relations (standard SQL that not every flavour reads)
     derived_tables: bool = False  # a subquery in FROM / JOIN is a relation (`FROM (SELECT ...) t`)
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
+    subquery_joins: bool = False  # WHERE [NOT] IN / [NOT] EXISTS (subquery): a semi / anti join
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -90,10 +94,12 @@ class Flink(Flavour):
 
     name = "flink"
     dialect = FlinkDialect()
+    output_key = OutputKey.UPSERT_KEY
     star_skips_proctime = True
     ddl_kind_from_key = True
     derived_tables = True
     create_view = True
+    subquery_joins = True
 
 
 class Lenses(Flavour):

@@ -39,10 +39,17 @@ class JoinType(enum.Enum):
     RIGHT = "RIGHT"
     FULL = "FULL"
     CROSS = "CROSS"  # every pair (no key); only the s-Server window join accepts it
+    SEMI = "SEMI"  # a left row that has a match, once (`IN` / `EXISTS` subquery)
+    ANTI = "ANTI"  # a left row that has no match (`NOT IN` / `NOT EXISTS` subquery)
 
     def preserves(self, side: Side) -> bool:
         """Whether an unmatched row of `side` is emitted null-padded."""
         return self is JoinType.FULL or self.value == side.name
+
+    @property
+    def filters_left(self) -> bool:
+        """SEMI / ANTI: the result is left rows, kept or dropped by whether they match."""
+        return self in (JoinType.SEMI, JoinType.ANTI)
 
 
 # A residual condition over a candidate pair (left row, right row): the non-equi or multi-column

@@ -83,7 +83,8 @@ def _finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_na
     node = cls(kind, tuple(key), jt, left.node, right.node, tuple(p[0] for p in split.pairs),
                tuple(p[1] for p in split.pairs), split.residual_predicate, written=written, **extra)
     names = set(key_names) | ({k.sql() for k in key} if len(key) == 1 else set())
-    return Input(node, left.entries + right.entries, names, left.partitions or right.partitions, None, node)
+    entries = left.entries if jt in n.FILTERING_JOINS else left.entries + right.entries  # SEMI/ANTI: left rows
+    return Input(node, entries, names, left.partitions or right.partitions, None, node)
 
 
 def _check_key_types(ctx: Context, scope: SelectScope, split, where) -> None:
@@ -210,11 +211,12 @@ def _plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inp
     right_times = {t for e in right.entries for t in _times(e)}
     for conjunct in split.residual:
         bounds = cond.interval_bounds(conjunct, left_times, right_times)
-        if bounds and left.kind == right.kind == "stream":
+        if bounds and left.kind == right.kind == "stream" and jt not in n.FILTERING_JOINS:
             rest = cond.SplitCondition(split.pairs, [c for c in split.residual if c is not conjunct])
             return _finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind="stream",
                            bounds=n.IntervalBounds(*bounds))
-    kind = "stream" if left.kind == right.kind == "stream" and jt == "INNER" else "table"
+    # Append-only inputs give an append-only result unless an unmatched row can be retracted.
+    kind = "stream" if left.kind == right.kind == "stream" and jt in ("INNER", "SEMI") else "table"
     ttl = _state_ttl_ms(ctx, clause.ast)
     return _finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind, state_ttl_ms=ttl)
 

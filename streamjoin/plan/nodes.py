@@ -89,9 +89,13 @@ class IntervalBounds:
     upper_ms: int
 
 
+FILTERING_JOINS = ("SEMI", "ANTI")
+
+
 @dataclass(frozen=True, eq=False)
 class Join(PlanNode):
-    """Common shape of every join. join_type: INNER, LEFT, RIGHT, FULL or CROSS. left_keys[i]
+    """Common shape of every join. join_type: INNER, LEFT, RIGHT, FULL, CROSS, or SEMI / ANTI
+    (a subquery test: the result is the left rows that do / do not match). left_keys[i]
     equals right_keys[i] (qualified expressions; empty for CROSS and key-less joins); residual:
     the rest of the condition (or None), evaluated per candidate pair. The subclasses' own fields
     carry the flavour-chosen semantics their operator needs."""
@@ -240,6 +244,9 @@ class Project(PlanNode):
     key_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
     value_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
     alias: str = ""  # a view's projection read by a later query: the alias it is read under
+    # The output key is the key columns' values (Flink's upsert key), not the key the result's
+    # changes carry (the join, group or partition key).
+    key_from_columns: bool = False
 
     @property
     def children(self):
@@ -264,7 +271,7 @@ class Sink(PlanNode):
 
 
 __all__ = [
-    "Aggregate", "AsofJoin", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "FILTERING_JOINS", "Aggregate", "AsofJoin", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
     "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
     "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
 ]

@@ -8,6 +8,7 @@ from sqlglot import exp
 from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan.joins import Input
 from streamjoin.plan.scope import Context, SelectScope, col
+from streamjoin.plan.upsert_keys import projected_key
 
 
 def name_of(ctx: Context, node: exp.Expr, index: int) -> str:
@@ -76,6 +77,8 @@ def split_key(ctx: Context, current: Input, items, key_label):
             raise ctx.error("duplicate-column", f"output column {name!r} appears twice; alias one of them", written)
         values[name] = expr
     key_exprs = current.node.key
+    if ctx.flavour.output_key is OutputKey.UPSERT_KEY:
+        return projected_key(current.node, values), values
     if ctx.flavour.output_key is OutputKey.KEY_PSEUDO_COLUMN:
         return ({"_key": key_exprs[0]} if len(key_exprs) == 1 else {}), values
     if ctx.flavour.output_key is OutputKey.NONE or not key_exprs:

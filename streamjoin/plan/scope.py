@@ -76,9 +76,11 @@ class SelectScope:
     """The relations of one SELECT; `resolve` returns a copy of an expression with every column
     qualified by its relation's alias and spelled as declared."""
 
-    def __init__(self, ctx: Context, entries: list[ScopeEntry] | None = None) -> None:
+    def __init__(self, ctx: Context, entries: list[ScopeEntry] | None = None,
+                 outer: "SelectScope | None" = None) -> None:
         self.ctx, self.entries = ctx, list(entries or [])
         self.using: dict[str, str] = {}  # USING/NATURAL column (lower) -> alias that provides it
+        self.outer = outer  # a subquery's enclosing query: names not found here are looked up there
 
     def add(self, entry: ScopeEntry) -> None:
         if self.find(entry.alias):
@@ -92,7 +94,8 @@ class SelectScope:
             return exact[0]
         by_source = [e for e in self.entries if e.source and e.source.name.lower() == lowered]
         by_suffix = [e for e in self.entries if e.alias.lower().split(".")[-1] == lowered]
-        return (by_source or by_suffix or [None])[0]
+        found = (by_source or by_suffix or [None])[0]
+        return found if found is not None or self.outer is None else self.outer.find(alias)
 
     def resolve_column(self, column: exp.Column) -> exp.Column:
         name, qual = column.name, qualifier(column)
@@ -110,6 +113,8 @@ class SelectScope:
         matches = [e for e in self.entries if e.column(name)]
         if len(matches) == 1:
             return col(matches[0].alias, matches[0].column(name))
+        if not matches and self.outer is not None:
+            return self.outer.resolve_column(column)
         if not matches and name.upper() in PSEUDO_COLUMNS:
             return exp.Column(this=exp.to_identifier(name.upper()))
         if not matches:

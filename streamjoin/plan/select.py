@@ -8,6 +8,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from streamjoin.plan import conditions as cond
+from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan import nodes as n
 from streamjoin.plan.clauses import join_clause, lateral_clause
 from streamjoin.plan.projection import expand_projection, name_of, split_key
@@ -16,6 +17,7 @@ from streamjoin.plan.relations import (
     relation_input, table_name, temporal_function, temporal_function_input, versioned_view,
 )
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry
+from streamjoin.plan.subqueries import semi_anti_join, subquery_predicate
 
 
 def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
@@ -31,7 +33,13 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     # every relation is visible before WHERE is resolved: comma joins take their condition from it
     for entry in current.entries + [e for _, right, _ in rights for e in right.entries] + [e for _, e in laterals]:
         scope.add(entry)
-    where = [scope.resolve(c) for c in cond.conjuncts(select.args["where"].this)] if select.args.get("where") else []
+    where, tests = [], []
+    for conjunct in cond.conjuncts(select.args["where"].this) if select.args.get("where") else []:
+        test = subquery_predicate(conjunct) if ctx.flavour.subquery_joins else None
+        if test is None:
+            where.append(scope.resolve(conjunct))
+        else:
+            tests.append(test)
     key_label = None
     for join, right, temporal_arg in rights:
         current, key_label = join_clause(ctx, scope, current, join, right, temporal_arg, where)
@@ -40,6 +48,11 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     if where:
         current = replace(current, node=n.Filter(current.node.kind, current.node.key, current.node,
                                                  exp.and_(*where)))
+    for test in tests:
+        from_ = test.query.args.get("from_")
+        if from_ is None:
+            raise ctx.error("subquery", "a subquery in WHERE needs a FROM clause", test.written)
+        current = semi_anti_join(ctx, scope, current, _relation(ctx, from_.this, views, windows), test)
     items = expand_projection(ctx, scope, select)
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
@@ -54,7 +67,9 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
         key_label = name_of(ctx, partition_by[0], 0) if isinstance(partition_by[0], exp.Column) else "KSQL_COL_0"
     key_columns, value_columns = split_key(ctx, current, items, key_label)
     kind = current.node.kind
-    project = n.Project(kind, current.node.key, current.node, key_columns, value_columns)
+    upsert = ctx.flavour.output_key is OutputKey.UPSERT_KEY
+    key = tuple(key_columns.values()) if upsert else current.node.key
+    project = n.Project(kind, key, current.node, key_columns, value_columns, key_from_columns=upsert)
     return replace(current, node=project), list(key_columns), list(value_columns), kind, scope
 
 

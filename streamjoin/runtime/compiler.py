@@ -125,17 +125,18 @@ class _Builder:
         foreign_key = key_function(node.left_keys, left_scope)
         # A foreign-key join's left input stays keyed by its primary key; the FK picks the right row.
         left_keys = node.left.key if isinstance(node, P.ForeignKeyJoin) else node.left_keys
+        filtering = node.join_type in P.FILTERING_JOINS  # SEMI / ANTI: the result is left rows
         stage = JoinStage(
             processor=build_processor(node, residual=_residual(node.residual, both), foreign_key=foreign_key),
             left_key=key_function(left_keys, left_scope),
             right_key=key_function(node.right_keys, right_scope),
             left_aliases=tuple(left.relations),
-            right_aliases=tuple(right.relations),
+            right_aliases=() if filtering else tuple(right.relations),
         )
         self.attach(left, stage, Side.LEFT)
         self.attach(right, stage, Side.RIGHT)
         self.stages.append(stage)
-        return _Fragment(stage, [], {**left.relations, **right.relations})
+        return _Fragment(stage, [], left.relations if filtering else {**left.relations, **right.relations})
 
 
 def key_function(keys: tuple[exp.Expression, ...], scope: Scope) -> Callable[[Env], tuple | None]:
@@ -199,7 +200,7 @@ class RuntimeFactory:
     def key_types(self, builder: _Builder) -> tuple[SqlType | None, ...]:
         """Types of the result key (the join, group or partition key under the projection)."""
         scope = builder.scope(builder.inputs_of[OUTPUT])
-        return tuple(_static_type(k, scope) for k in self.sink.child.child.key)
+        return tuple(_static_type(k, scope) for k in self.sink.child.key)
 
 
 def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tuple) -> SinkBinding:
@@ -215,7 +216,18 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns)
     columns = tuple((name, _output_column(name)) for name in project.value_columns)
-    return SinkBinding(sink.topic, serde, columns)
+    key = _output_key(tuple(project.key_columns)) if project.key_from_columns else None
+    return SinkBinding(sink.topic, serde, columns, key)
+
+
+def _output_key(names: tuple[str, ...]) -> Callable[[Env], tuple] | None:
+    if not names:
+        return None
+
+    def key(env: Env) -> tuple:
+        return tuple(env[OUTPUT][name] for name in names)
+
+    return key
 
 
 def _output_column(name: str) -> Callable[[Env], Any]:

@@ -130,17 +130,23 @@ class PipelineRuntime(TaskRuntime):
             if event.kind is RowKind.UPDATE_BEFORE and not self.sink.emit_retractions:
                 continue
             try:
-                out.append(self._encode(event))
-                self.metrics["output_records"] += 1
+                encoded = self._encode(event)
+                out.append(encoded)
+                self.metrics["output_records"] += isinstance(encoded, Emitted)
             except DATA_ERRORS as error:
                 self.metrics["encode_errors"] += 1
                 out.append(Rejected(f"output to {self.sink.topic}: {describe(error)}"))
         return out
 
-    def _encode(self, event: Event) -> Emitted:
+    def _encode(self, event: Event) -> Output:
         sink = self.sink
+        key = sink.key(event.env) if sink.key and event.env is not None else event.key
         if event.env is None or (event.kind is RowKind.DELETE and not sink.emit_retractions):
-            return Emitted(sink.topic, encode_key(sink.serde, event.key), None, event.ts)
-        key = sink.key(event.env) if sink.key else event.key
+            key_bytes = encode_key(sink.serde, key)
+            if key_bytes is None:  # a record with neither key nor value deletes nothing
+                self.metrics["unkeyed_retractions"] += 1
+                return Rejected(f"output to {sink.topic}: a deletion of a result row without a key cannot be "
+                                "written to an upsert topic (the result has no upsert key)")
+            return Emitted(sink.topic, key_bytes, None, event.ts)
         value = {name: expr(event.env) for name, expr in sink.columns}
         return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), event.ts)
