@@ -48,6 +48,9 @@ class Flavour:
     upper_case_sink_topic: bool = False  # a CREATE ... AS SELECT writes to its name upper-cased
     create_kind_must_match: bool = False  # CREATE STREAM|TABLE must name the kind the query yields
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
+    # The format of a source key of several columns when none is declared (the default KAFKA
+    # format holds one column; None: such a key must declare its format).
+    multi_column_key_format: str | None = None
     # -- relations (standard SQL that not every flavour reads)
     derived_tables: bool = False  # a subquery in FROM / JOIN is a relation (`FROM (SELECT ...) t`)
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
@@ -95,6 +98,7 @@ class Flink(Flavour):
     name = "flink"
     dialect = FlinkDialect()
     output_key = OutputKey.UPSERT_KEY
+    multi_column_key_format = "JSON"  # what Flink's upsert connectors use for a composite key
     star_skips_proctime = True
     ddl_kind_from_key = True
     derived_tables = True

@@ -121,14 +121,16 @@ class AsofJoin(JoinProcessor):
         self.config = config
         self.watermarks = Watermarks((config.left_delay, config.right_delay))
         self.history = InMemoryStore()  # key -> list[Version], sorted by (ts, arrival)
-        self.pending: list[tuple[int, int, Hashable, Row]] = []  # (ts, arrival, key, left row)
+        # (ts, arrival, key, left row, its kind: a changelog probe's retractions join like rows)
+        self.pending: list[tuple[int, int, Hashable, Row, RowKind]] = []
         self.arrivals = 0
 
     def process(self, record: Record) -> list[Change]:
         if not self._accept(record):
             return []
         watermark = self.watermarks.current
-        late = record.ts < watermark
+        # A retraction of a probe row is never dropped: the row it withdraws may have been emitted.
+        late = record.ts < watermark and not record.kind.is_retraction
         if late:
             self.metrics.count("late")
         self.watermarks.observe(record.side, record.ts)
@@ -136,7 +138,7 @@ class AsofJoin(JoinProcessor):
         if record.side is Side.RIGHT:
             self._store_version(record, watermark)
         elif not late:
-            probe = (record.ts, self.arrivals, record.key, record.value)
+            probe = (record.ts, self.arrivals, record.key, record.value, record.kind)
             bisect.insort(self.pending, probe, key=_time_then_arrival)
         return self._emit_final()
 
@@ -178,7 +180,7 @@ class AsofJoin(JoinProcessor):
         out: list[Change] = []
         waiting = []
         for index, probe in enumerate(self.pending):
-            ts, _, key, left = probe
+            ts, _, key, left, kind = probe
             final, version = self._match(ts, key, watermark)
             if not final:
                 if self.config.condition.looks_back:  # pending is in ts order: none after is
@@ -190,7 +192,7 @@ class AsofJoin(JoinProcessor):
             if right is not None and not accepts(self.config.residual, left, right):
                 right = None
             if right is not None or self.config.join_type is JoinType.LEFT:
-                out.append(Change(RowKind.INSERT, key, left, right, ts))
+                out.append(Change(kind, key, left, right, ts))
         self.pending = waiting
         return out
 

@@ -73,22 +73,6 @@ def padded(side: Side, key: Hashable | None, row: Row, ts: int) -> Change:
     return Change(RowKind.INSERT, key, left, right, ts)
 
 
-@dataclass(frozen=True)
-class Record:
-    """One input record as the join sees it.
-
-    `key` is the join key (a tuple for multi-column keys; None for a null key); `value` None is a
-    null-value record on a stream and a tombstone on a table. `ts` is the event time.
-    `seq` is the arrival position within the task, used only to break timestamp ties.
-    """
-
-    side: Side
-    key: Hashable | None
-    value: Row | None
-    ts: int
-    seq: int = 0
-
-
 class RowKind(enum.Enum):
     """Flink's RowKind: what a changelog row does to the result."""
 
@@ -100,6 +84,25 @@ class RowKind(enum.Enum):
     @property
     def is_retraction(self) -> bool:
         return self in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One input record as the join sees it.
+
+    `key` is the join key (a tuple for multi-column keys; None for a null key); `value` None is a
+    null-value record on a stream and a tombstone on a table. `ts` is the event time.
+    `seq` is the arrival position within the task, used only to break timestamp ties. `kind`:
+    what the row does to its input when that input is a changelog (an upstream join's or
+    aggregate's result, a normalized upsert table): a retraction (-U, -D) withdraws `value`.
+    """
+
+    side: Side
+    key: Hashable | None
+    value: Row | None
+    ts: int
+    seq: int = 0
+    kind: RowKind = RowKind.INSERT
 
 
 @dataclass(frozen=True)

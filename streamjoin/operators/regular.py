@@ -23,7 +23,9 @@ from streamjoin.operators.base import JoinType, Residual, accepts
 
 
 class InputKind(enum.Enum):
-    APPEND = "append"  # every record is a new row; a null value is counted and ignored
+    # Every record is a new row, or (a changelog's -U / -D) withdraws an equal row added before;
+    # a null value is counted and ignored.
+    APPEND = "append"
     # Keyed by `Record.key` (the join key is the input's primary key): a record replaces the
     # key's row, a null value deletes it.
     UPSERT = "upsert"
@@ -114,6 +116,8 @@ class RegularJoin(JoinProcessor):
             unmatchable = StoredRow(record.value, record.ts, uid=-1)
             return [self._padded(RowKind.INSERT, None, side, unmatchable)]
         retracted: list[Change] = []
+        if record.kind.is_retraction and record.value is not None:
+            return self._withdraw(side, key, record.value)
         if self.config.input_kind(side) is InputKind.UPSERT:
             for old in self.state[side].get(key, []):
                 retracted += self._retract(side, key, old)
@@ -173,6 +177,14 @@ class RegularJoin(JoinProcessor):
             other.associations -= 1
         self.state[side.other].put(key, others)
         return out
+
+    def _withdraw(self, side: Side, key: Hashable, row: Row) -> list[Change]:
+        """A changelog input's retraction: the stored row equal to `row` leaves, with its results."""
+        stored = next((s for s in self.state[side].get(key, []) if s.row == row), None)
+        if stored is None:
+            self.metrics.count("retraction_without_row")
+            return []
+        return self._retract(side, key, stored)
 
     def _filtered(self, kind: RowKind, key: Hashable, side: Side, stored: StoredRow, others: list[StoredRow],
                   matches: list[StoredRow]) -> list[Change]:

@@ -70,6 +70,8 @@ def _describe(node: n.PlanNode) -> str:
         return f"Repartition ({node.reason})  {node.kind}{key}  partitions {node.partitions or 'same'}"
     if isinstance(node, n.Join):
         return _describe_join(node, key)
+    if isinstance(node, n.ChangelogNormalize):
+        return f"ChangelogNormalize  {node.kind}{key}"
     if isinstance(node, n.Filter):
         return f"Filter  {node.predicate.sql()}"
     if isinstance(node, n.Lateral):

@@ -198,13 +198,11 @@ def _plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inp
         entry = right.entries[0]
         processing = _is_proctime(scope, clause.temporal)
         if not processing and entry.kind == "versioned_table":
-            pk = {f"{entry.alias}.{k}".lower() for k in entry.key_columns}
-            if not pk <= {r.sql().lower() for _, r in split.pairs}:
-                raise ctx.error("temporal-primary-key", "Temporal table join requires the primary key "
-                                f"({', '.join(entry.key_columns)}) of {entry.alias} to be contained in the "
-                                "equivalence condition of the temporal join", where)
+            split = _keyed_by_primary_key(ctx, entry, split, where)
         if jt not in ("INNER", "LEFT"):
             raise ctx.error("temporal-join-type", f"{jt} temporal joins are not supported (INNER and LEFT only)", clause.ast)
+        if left.kind == "table" and left.node.key:  # an upsert probe: its deletions must carry the row
+            left = replace(left, node=n.ChangelogNormalize("table", left.node.key, left.node))
         return _finish(ctx, left, right, n.TemporalJoin, jt, split, written, kind="stream",
                        time_attribute=clause.temporal, processing_time=processing)
     left_times = {t for e in left.entries for t in _times(e)}
@@ -219,6 +217,20 @@ def _plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inp
     kind = "stream" if left.kind == right.kind == "stream" and jt in ("INNER", "SEMI") else "table"
     ttl = _state_ttl_ms(ctx, clause.ast)
     return _finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind, state_ttl_ms=ttl)
+
+
+def _keyed_by_primary_key(ctx, entry: ScopeEntry, split, where):
+    """A versioned table is joined on its primary key (in key order), so that its deletions,
+    which carry only the key, end the version they delete; other equalities stay as a residual."""
+    by_column = {r.sql().lower(): (l, r) for l, r in split.pairs}
+    pk = [f"{entry.alias}.{k}".lower() for k in entry.key_columns]
+    if not set(pk) <= set(by_column):
+        raise ctx.error("temporal-primary-key", "Temporal table join requires the primary key "
+                        f"({', '.join(entry.key_columns)}) of {entry.alias} to be contained in the "
+                        "equivalence condition of the temporal join", where)
+    keys = [by_column[k] for k in pk]
+    rest = [exp.EQ(this=l, expression=r) for l, r in split.pairs if (l, r) not in keys]
+    return cond.SplitCondition(keys, rest + split.residual)
 
 
 _TTL = re.compile(r"^\s*(\d+)\s*(ms|milli|millis|milliseconds?|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)

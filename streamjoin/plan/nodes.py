@@ -210,6 +210,19 @@ class Lateral(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
+class ChangelogNormalize(PlanNode):
+    """An upsert input (a table keyed by `key`) read as a full changelog: a new row of a key
+    retracts its old row (-U, +U) and a tombstone retracts the deleted row (-D), so an operator
+    that needs the deleted row (a temporal join's probe side) gets it (Flink's ChangelogNormalize)."""
+
+    child: PlanNode | None = None
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
 class Filter(PlanNode):
     child: PlanNode | None = None
     predicate: exp.Expr | None = None
@@ -271,7 +284,7 @@ class Sink(PlanNode):
 
 
 __all__ = [
-    "FILTERING_JOINS", "Aggregate", "AsofJoin", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "FILTERING_JOINS", "Aggregate", "AsofJoin", "ChangelogNormalize", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
     "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
     "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
 ]

@@ -83,6 +83,10 @@ def plan_program(sql_text: str, catalog: Catalog | None = None, dialect: str | F
     queries of the text."""
     catalog = catalog.copy() if catalog is not None else Catalog()
     ctx = Context(sql_text, file, flavour(dialect), catalog, dict(settings or {}))
+    structured = ctx.flavour.multi_column_key_format
+    for source in list(catalog) if structured else ():
+        if len(source.key_columns) > 1 and source.key_format == "KAFKA":  # the default holds one column
+            catalog.define(replace(source, key_format=structured))
     for name, delay in (ctx.settings.get("watermark_delay_ms") or {}).items():
         declared = catalog.get(name)  # `WATERMARK FOR ts AS ts - INTERVAL ...` stated as a case setting
         if declared is not None:

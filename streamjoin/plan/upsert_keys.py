@@ -28,7 +28,7 @@ Key = tuple[exp.Expr, ...]
 def upsert_keys(node: n.PlanNode) -> list[Key]:
     if isinstance(node, n.Source):
         return [node.key] if node.kind == "table" and node.key else []
-    if isinstance(node, (n.Filter, n.Repartition)):
+    if isinstance(node, (n.Filter, n.Repartition, n.ChangelogNormalize)):
         return upsert_keys(node.child)
     if isinstance(node, n.Project):
         return _projected(node)

@@ -21,8 +21,8 @@ from streamjoin.serde.formats import SerdeSpec
 from streamjoin.operators.base import Side
 from streamjoin.runtime.joins import build_processor
 from streamjoin.expr.aggregates import compile_aggregates
-from streamjoin.runtime.stages import (AggregateStage, Env, FilterStage, JoinStage, LateralStage, Pipeline,
-                                      ProjectStage, RekeyStage, Stage)
+from streamjoin.runtime.stages import (AggregateStage, ChangelogNormalizeStage, Env, FilterStage, JoinStage,
+                                      LateralStage, Pipeline, ProjectStage, RekeyStage, Stage)
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
 from streamjoin.dialect.types import ANY, SqlType
 
@@ -77,6 +77,9 @@ class _Builder:
             return self.project(node)
         if isinstance(node, P.Join):
             return self.join(node)
+        if isinstance(node, P.ChangelogNormalize):
+            child = self.build(node.child)
+            return self.add(ChangelogNormalizeStage(), child, child.relations)
         if isinstance(node, P.Filter):
             child = self.build(node.child)
             predicate = compile_predicate(node.predicate, self.scope(child.relations))

@@ -57,7 +57,7 @@ class JoinStage(Stage):
         else:
             key = (self.left_key if port is Side.LEFT else self.right_key)(event.env)
         self.seq += 1
-        changes = self.processor.process(Record(port, key, event.env, event.ts, self.seq))
+        changes = self.processor.process(Record(port, key, event.env, event.ts, self.seq, event.kind))
         return [self._event(c) for c in changes]
 
     def on_end(self) -> list[Event]:
@@ -152,6 +152,27 @@ class AggregateStage(Stage):
             return [Event(RowKind.DELETE, key, None, event.ts)]
         self.groups.put(key, state)
         return [Event(RowKind.UPDATE_AFTER, key, {self.alias: self.plan.result(key, state)}, event.ts)]
+
+
+@dataclass
+class ChangelogNormalizeStage(Stage):
+    """An upsert input made a full changelog (Flink's ChangelogNormalize): the last row of each
+    key is kept, so a key's new row is -U old, +U new and a tombstone is -D of the deleted row
+    (with that row's time); a tombstone for an absent key emits nothing."""
+
+    rows: InMemoryStore = field(default_factory=InMemoryStore)  # key -> (env, ts) of its last row
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        old = self.rows.get(event.key)
+        if event.env is None:
+            if old is None:
+                return []
+            self.rows.delete(event.key)
+            return [Event(RowKind.DELETE, event.key, *old)]
+        self.rows.put(event.key, (event.env, event.ts))
+        if old is None:
+            return [Event(RowKind.INSERT, event.key, event.env, event.ts)]
+        return [Event(RowKind.UPDATE_BEFORE, event.key, *old), Event(RowKind.UPDATE_AFTER, event.key, event.env, event.ts)]
 
 
 @dataclass

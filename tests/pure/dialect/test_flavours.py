@@ -24,6 +24,7 @@ SWITCHES = {
     "upper_case_sink_topic": (True, False, False, False),
     "create_kind_must_match": (True, False, False, False),
     "ddl_kind_from_key": (False, True, False, False),
+    "multi_column_key_format": (None, "JSON", None, None),
     "derived_tables": (False, True, False, False),
     "create_view": (False, True, False, False),
     "subquery_joins": (False, True, False, False),

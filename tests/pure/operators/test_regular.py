@@ -165,3 +165,15 @@ def test_changelog_sums_to_batch_join_of_final_inputs(join_type):
         if key not in left and join_type.preserves(R) and not join_type.filters_left:
             batch[(key, None, row["v"])] += 1
     assert +result == batch
+
+
+def test_changelog_input_retractions_withdraw_their_row():
+    # The left input is an upstream result: +I A, +I A (twice), -D A withdraws one of them.
+    #   L A@1 ; L A@2 ; R a@3 -> two pairs ; L -D A@4 -> one pair retracted ; -D B: no such row
+    join = RegularJoin(RegularJoinConfig(JoinType.INNER))
+    out = join.process_all([rec(L, 1, "A"), rec(L, 2, "A"), rec(R, 3, "a")])
+    assert described(out) == [("+I", "A", "a", 3), ("+I", "A", "a", 3)]
+    withdrawn = join.process(Record(L, "p1", {"v": "A"}, 4, kind=RowKind.DELETE))
+    assert described(withdrawn) == [("-D", "A", "a", 3)]
+    assert join.process(Record(L, "p1", {"v": "B"}, 5, kind=RowKind.DELETE)) == []
+    assert join.metrics["retraction_without_row"] == 1
