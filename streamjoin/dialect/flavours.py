@@ -55,6 +55,7 @@ class Flavour:
     derived_tables: bool = False  # a subquery in FROM / JOIN is a relation (`FROM (SELECT ...) t`)
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
     subquery_joins: bool = False  # WHERE [NOT] IN / [NOT] EXISTS (subquery): a semi / anti join
+    window_table_functions: bool = False  # FROM TABLE(TUMBLE|HOP|CUMULATE(...)): windowed rows
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -104,6 +105,7 @@ class Flink(Flavour):
     derived_tables = True
     create_view = True
     subquery_joins = True
+    window_table_functions = True
 
 
 class Lenses(Flavour):

@@ -19,7 +19,6 @@ from streamjoin.expr.values import (
     ceil_timestamp,
     floor_number,
     floor_timestamp,
-    parse_timestamp,
     round_half_up,
     to_millis,
     to_sql_string,
@@ -67,7 +66,7 @@ def _array_size(node: exp.ArraySize, scope) -> Evaluator:
 
 @named("CARDINALITY", "SIZE", "ARRAY_LENGTH")
 def _cardinality(args: list[Evaluator], node, scope) -> Evaluator:
-    _arity(node, args, 1, 1)
+    arity(node, args, 1, 1)
     return strict(len, *args)
 
 
@@ -165,13 +164,6 @@ def _round(node: exp.Round, scope) -> Evaluator:
     return strict(round_half_up, *_arguments(node, scope, "this", "decimals"))
 
 
-@named("TO_TIMESTAMP")
-def _to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
-    """TO_TIMESTAMP('YYYY-MM-DD HH:MM:SS[.fff]') (Flink's default format) -> epoch millis."""
-    _arity(node, args, 1, 1)
-    return strict(parse_timestamp, *args)
-
-
 # ---- NULL handling ------------------------------------------------------------------------
 
 
@@ -223,7 +215,7 @@ def _flatten(node: exp.Flatten, scope) -> Evaluator:
     return strict(flatten_once, compile_node(node.this, scope))
 
 
-def _arity(node: exp.Expression, args: list, low: int, high: int) -> None:
+def arity(node: exp.Expression, args: list, low: int, high: int) -> None:
     if not low <= len(args) <= high:
         expected = str(low) if low == high else f"{low} to {high}"
         raise ExpressionError(f"{node.name.upper()} takes {expected} argument(s), got {len(args)}", node)

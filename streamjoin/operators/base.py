@@ -198,7 +198,10 @@ class JoinMetrics:
 
 class JoinProcessor(ABC):
     """A running join: configuration is given at construction and never changes; state lives in
-    stores and the stream time; `metrics` counts what was not joined."""
+    stores and the stream time; `metrics` counts what was not joined. Most joins clock themselves
+    from the records' times; one that `needs_watermarks` is driven by `advance_watermark`."""
+
+    needs_watermarks = False
 
     def __init__(self) -> None:
         self.metrics = JoinMetrics()
@@ -210,6 +213,11 @@ class JoinProcessor(ABC):
     def advance_to(self, ts: int) -> list[Change]:
         """Time moved to `ts` without a record (watermark, end of input with END_OF_TIME).
         Returns what closing windows emit. Operators without time-driven output return []."""
+        return []
+
+    def advance_watermark(self, side: Side, watermark: int) -> list[Change]:
+        """Input `side` promises no more rows behind `watermark` (its source's largest event time
+        minus the declared delay, passed down the pipeline)."""
         return []
 
     def process_all(self, records: list[Record]) -> list[Change]:

@@ -10,7 +10,8 @@ from sqlglot import exp
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.asof import is_asof, plan_asof
-from streamjoin.plan.joins import Input, JoinClause, plan_join
+from streamjoin.plan.inputs import Input, JoinClause
+from streamjoin.plan.joins import plan_join
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relations
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from streamjoin.dialect.flavours import OutputKey
-from streamjoin.plan.joins import Input
+from streamjoin.plan.inputs import Input
 from streamjoin.plan.scope import Context, SelectScope, col
 from streamjoin.plan.upsert_keys import projected_key
 

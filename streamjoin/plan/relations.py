@@ -11,7 +11,7 @@ from streamjoin.plan.catalog import SourceDef
 from streamjoin.dialect.nodes import CreateRelation, SourceTable
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
-from streamjoin.plan.joins import Input
+from streamjoin.plan.inputs import Input
 from streamjoin.plan.scope import Context, ScopeEntry, col
 from streamjoin.dialect.types import SqlType
 

@@ -10,6 +10,7 @@ from streamjoin.plan.catalog import Catalog, SourceDef
 from streamjoin.dialect.errors import StreamJoinError, span
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.types import SqlType
+from streamjoin.plan.window_nodes import WindowSpec
 
 PSEUDO_COLUMNS = ("ROWTIME",)  # s-Server/ksqlDB record time: carried by the record timestamp
 
@@ -36,6 +37,16 @@ class Context:
         return default if value is None else str(value).lower() in ("true", "1", "yes")
 
 
+@dataclass(frozen=True)
+class WindowedBy:
+    """A relation whose rows belong to windows (a windowing table function, or a window
+    aggregate over one): the window and the columns holding each row's window bounds."""
+
+    window: WindowSpec
+    start: str = "window_start"
+    end: str = "window_end"
+
+
 @dataclass
 class ScopeEntry:
     """One relation visible in a query: its alias, columns (declared spelling -> type or None),
@@ -48,6 +59,7 @@ class ScopeEntry:
     timestamp: str | None = None
     proctime: str | None = None
     source: SourceDef | None = None
+    windowed: WindowedBy | None = None
 
     def column(self, name: str) -> str | None:
         lowered = name.lower()

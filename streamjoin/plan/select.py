@@ -8,15 +8,17 @@ from dataclasses import replace
 from sqlglot import exp
 
 from streamjoin.plan import conditions as cond
+from streamjoin.dialect import WindowTableFunction
 from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan import nodes as n
 from streamjoin.plan.clauses import join_clause, lateral_clause
 from streamjoin.plan.projection import expand_projection, name_of, split_key
-from streamjoin.plan.joins import Input
+from streamjoin.plan.inputs import Input
 from streamjoin.plan.relations import (
     relation_input, table_name, temporal_function, temporal_function_input, versioned_view,
 )
-from streamjoin.plan.scope import Context, SelectScope, ScopeEntry
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, WindowedBy
+from streamjoin.plan.windows import window_aggregate, window_input, windowed_table
 from streamjoin.plan.subqueries import semi_anti_join, subquery_predicate
 
 
@@ -58,8 +60,9 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
     if aggregated:
         aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
-        current = replace(current, node=n.Aggregate("table", tuple(group_by), current.node, tuple(group_by), aggregates),
-                          key_names={g.sql() for g in group_by} if len(group_by) == 1 else set())
+        node = window_aggregate(current.entries, current.node, group_by, aggregates) or \
+            n.Aggregate("table", tuple(group_by), current.node, tuple(group_by), aggregates)
+        current = replace(current, node=node, key_names={g.sql() for g in group_by} if len(group_by) == 1 else set())
     if partition_by:
         keys = tuple(scope.resolve(p) for p in partition_by)
         node = n.Repartition(current.node.kind, keys, current.node, None, "PARTITION BY")
@@ -93,6 +96,11 @@ def _relation(ctx: Context, ast: exp.Expr, views, windows) -> Input:
             raise ctx.error("derived-table", f"a subquery in FROM is not supported in {ctx.flavour.name}", ast)
         ctx.derived += 1
         return _derived(ctx, ast.this, ast.alias or f"_subquery{ctx.derived}", views, ast)
+    if isinstance(ast, WindowTableFunction):
+        if not ctx.flavour.window_table_functions:
+            raise ctx.error("window-function", f"windowing table functions are not supported in {ctx.flavour.name}",
+                            ast)
+        return window_input(ctx, ast, _relation(ctx, windowed_table(ast.this, ast), views, windows))
     view = ctx.catalog.views.get(table_name(ast).lower()) if isinstance(ast, exp.Table) else None
     if view is not None:
         return _derived(ctx, view[1], ast.alias or view[0], views, ast)
@@ -118,4 +126,7 @@ def _derived(ctx: Context, query: exp.Expr, alias: str, views, where: exp.Expr) 
         keys = tuple(renamed(k) for k in source.key_columns)
         if source.kind == "versioned_table" and entry.timestamp and keys and all(keys):
             entry.kind, entry.key_columns = "versioned_table", keys
+        bounds = (renamed(source.windowed.start), renamed(source.windowed.end)) if source.windowed else ()
+        if bounds and all(bounds):  # the window bounds passed through: still windowed
+            entry.windowed = WindowedBy(source.windowed.window, *bounds)
     return Input(replace(project, alias=alias), [entry], set(), planned.partitions)

@@ -15,7 +15,8 @@ from sqlglot import exp
 
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
-from streamjoin.plan.joins import Input, JoinClause, plan_join
+from streamjoin.plan.inputs import Input, JoinClause
+from streamjoin.plan.joins import plan_join
 from streamjoin.plan.scope import Context, SelectScope, relations
 
 

@@ -24,7 +24,10 @@ from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.runtime.stages import (AggregateStage, ChangelogNormalizeStage, Env, FilterStage, JoinStage,
                                       LateralStage, Pipeline, ProjectStage, RekeyStage, Stage)
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
-from streamjoin.dialect.types import ANY, SqlType
+from streamjoin.runtime.windows import WindowAggregateStage, WindowAssignStage, zone_offset
+from streamjoin.dialect.types import ANY, TIMESTAMP, SqlType, parse_type
+
+TIMESTAMP_LTZ = parse_type("TIMESTAMP_LTZ(3)")
 
 OUTPUT = "output"  # the relation the query's projection produces, read by the sink
 
@@ -84,6 +87,8 @@ class _Builder:
             child = self.build(node.child)
             predicate = compile_predicate(node.predicate, self.scope(child.relations))
             return self.add(FilterStage(predicate), child, child.relations)
+        if isinstance(node, P.WindowAssign):
+            return self.window_assign(node)
         if isinstance(node, P.Lateral):
             child = self.build(node.child)
             array = compile_expr(node.expression, self.scope(child.relations))
@@ -101,8 +106,12 @@ class _Builder:
         if isinstance(node.child, P.Aggregate):
             child = self.build(node.child.child)
             select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
-            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by))
-            stage = AggregateStage(plan, alias)
+            scope = self.scope(child.relations)
+            plan = compile_aggregates(select, scope, list(node.child.group_by))
+            if isinstance(node.child, P.WindowAggregate):
+                stage = WindowAggregateStage(plan, alias, compile_expr(node.child.window_end, scope))
+            else:
+                stage = AggregateStage(plan, alias)
         else:
             child = self.build(node.child)
             scope = self.scope(child.relations)
@@ -115,8 +124,19 @@ class _Builder:
         source = node.source
         serde = source_serde(source)
         columns: dict[str, SqlType | None] = dict(source.columns)
-        entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast)
+        entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast,
+                      source.watermark_delay_ms or 0)
         return _Fragment(None, [(source.topic, serde, entry)], {node.alias: columns})
+
+    def window_assign(self, node: P.WindowAssign) -> _Fragment:
+        child = self.build(node.child)
+        scope = self.scope(child.relations)
+        local = zone_offset(node.time_zone) if node.time_zone else None
+        stage = WindowAssignStage(node.alias, compile_expr(node.time, scope), node.window, local)
+        time_type = TIMESTAMP_LTZ if node.time_zone else TIMESTAMP
+        windowed = {**child.relations[node.alias], "window_start": TIMESTAMP, "window_end": TIMESTAMP,
+                    "window_time": time_type}
+        return self.add(stage, child, {**child.relations, node.alias: windowed})
 
     def join(self, node: P.Join) -> _Fragment:
         left = self.build(node.left)
@@ -129,8 +149,12 @@ class _Builder:
         # A foreign-key join's left input stays keyed by its primary key; the FK picks the right row.
         left_keys = node.left.key if isinstance(node, P.ForeignKeyJoin) else node.left_keys
         filtering = node.join_type in P.FILTERING_JOINS  # SEMI / ANTI: the result is left rows
+        window_ends = None
+        if isinstance(node, P.WindowTvfJoin):
+            window_ends = (compile_expr(node.left_window_end, left_scope), compile_expr(node.right_window_end, right_scope))
         stage = JoinStage(
-            processor=build_processor(node, residual=_residual(node.residual, both), foreign_key=foreign_key),
+            processor=build_processor(node, residual=_residual(node.residual, both), foreign_key=foreign_key,
+                                      window_ends=window_ends),
             left_key=key_function(left_keys, left_scope),
             right_key=key_function(node.right_keys, right_scope),
             left_aliases=tuple(left.relations),

@@ -16,10 +16,14 @@ from streamjoin.operators.stream_table import StreamTableJoin, StreamTableJoinCo
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
 from streamjoin.operators.temporal import EventTimeTemporalJoin, ProcessingTimeTemporalJoin, TemporalJoinConfig
 from streamjoin.operators.window_join import RangeWindow, RowsWindow, WindowJoin, WindowJoinConfig
+from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinConfig
 
 
-def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProcessor:
+def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=None) -> JoinProcessor:
+    """`window_ends`: a window join's (left, right) window_end readers."""
     join_type = JoinType[node.join_type]
+    if isinstance(node, P.WindowTvfJoin):
+        return WindowTvfJoin(WindowTvfJoinConfig(*window_ends, join_type=join_type, residual=residual))
     if isinstance(node, P.StreamStreamJoin):
         w = node.window
         return StreamStreamJoin(StreamStreamJoinConfig(

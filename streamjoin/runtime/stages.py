@@ -4,6 +4,10 @@ Rows flow as `Event`s whose `env` maps each relation alias in scope to its curre
 the side an outer join padded with NULLs), so compiled expressions (`streamjoin.expr.compile`) evaluate
 against any stage's output. A table deletion travels as an event with `env` None.
 
+Watermarks flow the same way when a stage `needs_watermarks` (a window operator): each input's is
+its source's largest event time minus the declared delay; a stage passes on its own (a join: the
+lower of its two inputs'), after what closing windows emitted.
+
     decoded record ─▶ Entry (alias, port) ─▶ JoinStage ─▶ … ─▶ [Filter|Lateral|Aggregate|Rekey|Project]Stage
       ─▶ the task's SinkBinding (streamjoin.runtime.task)
 """
@@ -14,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 from streamjoin.expr.core import Env
-from streamjoin.operators.base import END_OF_TIME, Change, InMemoryStore, JoinProcessor, Record, RowKind, Side
+from streamjoin.operators.base import (
+    BEGINNING_OF_TIME, END_OF_TIME, Change, InMemoryStore, JoinProcessor, Record, RowKind, Side,
+)
 
 
 
@@ -31,9 +37,17 @@ class Stage:
 
     downstream: "Stage | None" = None
     port: Side = Side.LEFT
+    needs_watermarks = False
+    watermark = BEGINNING_OF_TIME  # the watermark this stage passes on
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
         raise NotImplementedError
+
+    def on_watermark(self, watermark: int, port: Side) -> list[Event]:
+        """Input `port`'s watermark moved to `watermark`: what that closes, and `self.watermark`
+        moved on (a one-input stage passes it on as it is)."""
+        self.watermark = max(self.watermark, watermark)
+        return []
 
     def on_end(self) -> list[Event]:
         """End of input reached every upstream stage: emit what closing all windows emits."""
@@ -50,6 +64,17 @@ class JoinStage(Stage):
     left_aliases: tuple[str, ...]
     right_aliases: tuple[str, ...]
     seq: int = 0
+    input_watermarks: list[int] = field(default_factory=lambda: [BEGINNING_OF_TIME, BEGINNING_OF_TIME])
+
+    @property
+    def needs_watermarks(self) -> bool:
+        return self.processor.needs_watermarks
+
+    def on_watermark(self, watermark: int, port: Side) -> list[Event]:
+        self.input_watermarks[port] = max(self.input_watermarks[port], watermark)
+        changes = self.processor.advance_watermark(port, watermark)
+        self.watermark = max(self.watermark, min(self.input_watermarks))
+        return [self._event(c) for c in changes]
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
         if event.env is None:
@@ -125,6 +150,20 @@ class Pipeline:
         for stage in self.stages:
             for produced in stage.on_end():
                 out.extend(self._forward(stage, produced))
+        return out
+
+    @property
+    def uses_watermarks(self) -> bool:
+        return any(stage.needs_watermarks for stage in self.stages)
+
+    def advance(self, stage: Stage, watermark: int, port: Side) -> list[Event]:
+        """Input `port` of `stage` reached `watermark`: what closing windows emit, downstream."""
+        before = stage.watermark
+        out: list[Event] = []
+        for produced in stage.on_watermark(watermark, port):
+            out.extend(self._forward(stage, produced))
+        if stage.watermark > before and stage.downstream is not None:
+            out.extend(self.advance(stage.downstream, stage.watermark, stage.port))
         return out
 
 

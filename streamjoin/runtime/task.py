@@ -45,6 +45,7 @@ class Entry:
     # Every task reads the whole topic (all partitions) for this entry: the referenced table of a
     # foreign-key join, whose rows are partitioned by a key the other side is not partitioned by.
     broadcast: bool = False
+    watermark_delay: int = 0  # the source's watermark trails its largest event time by this (ms)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class PipelineRuntime(TaskRuntime):
         self.input_topics = frozenset(inputs)
         self.pipeline = pipeline
         self.sink = sink
+        self.uses_watermarks = pipeline.uses_watermarks
+        self.watermarks: dict[tuple[str, str], int] = {}  # (topic, alias) -> its watermark
 
     def process(self, row: InputRow) -> list[Output]:
         serde, entries = self.inputs[row.topic]
@@ -89,12 +92,22 @@ class PipelineRuntime(TaskRuntime):
             event = self._event(serde, entry, record)
             try:
                 reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
+                if self.uses_watermarks and entry.stage is not None:
+                    reached += self._watermark(row.topic, entry, record.ts)
             except DATA_ERRORS as error:
                 self.metrics["evaluation_errors"] += 1
                 out.append(Rejected(f"{where}: evaluation failed: {describe(error)}"))
                 continue
             out.extend(self._emit(reached))
         return out
+
+    def _watermark(self, topic: str, entry: Entry, ts: int) -> list[Event]:
+        """The entry's watermark after a record at `ts`, passed down the pipeline if it moved."""
+        watermark = ts - entry.watermark_delay
+        if watermark <= self.watermarks.get((topic, entry.alias), watermark - 1):
+            return []
+        self.watermarks[(topic, entry.alias)] = watermark
+        return self.pipeline.advance(entry.stage, watermark, entry.port)
 
     def end_of_input(self) -> list[Output]:
         try:
@@ -110,6 +123,7 @@ class PipelineRuntime(TaskRuntime):
             processor = getattr(stage, "processor", None)
             if processor is not None:
                 total.update(processor.metrics.counts)
+            total.update(getattr(stage, "metrics", {}))  # a window stage's own counts
         return total
 
     @staticmethod

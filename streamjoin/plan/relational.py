@@ -1,0 +1,91 @@
+"""Flink SQL joins (the RELATIONAL join model): from the condition and the inputs' time
+attributes, a temporal join (FOR SYSTEM_TIME AS OF), a window join (window_start and window_end
+equated), an interval join (time bounds between two streams) or a regular join."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from sqlglot import exp
+
+from streamjoin.plan import conditions as cond
+from streamjoin.plan import nodes as n
+from streamjoin.plan.inputs import Input, finish
+from streamjoin.plan.scope import SelectScope, ScopeEntry
+from streamjoin.plan.window_nodes import WindowTvfJoin
+from streamjoin.plan.windows import window_join
+
+
+def plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Input:
+    """Flink: a temporal join (FOR SYSTEM_TIME AS OF), a window join (window_start and window_end
+    of windowed inputs equated), an interval join (time bounds between two streams) or a regular
+    join."""
+    where = clause.ast.args.get("on") or clause.ast
+    if clause.temporal is not None:
+        entry = right.entries[0]
+        processing = _is_proctime(scope, clause.temporal)
+        if not processing and entry.kind == "versioned_table":
+            split = _keyed_by_primary_key(ctx, entry, split, where)
+        if jt not in ("INNER", "LEFT"):
+            raise ctx.error("temporal-join-type", f"{jt} temporal joins are not supported (INNER and LEFT only)", clause.ast)
+        if left.kind == "table" and left.node.key:  # an upsert probe: its deletions must carry the row
+            left = replace(left, node=n.ChangelogNormalize("table", left.node.key, left.node))
+        return finish(ctx, left, right, n.TemporalJoin, jt, split, written, kind="stream",
+                       time_attribute=clause.temporal, processing_time=processing)
+    windowed = window_join(ctx, left, right, split, where)
+    if windowed is not None:
+        return finish(ctx, left, right, WindowTvfJoin, jt, split, written, kind="stream", **windowed)
+    left_times = {t for e in left.entries for t in _times(e)}
+    right_times = {t for e in right.entries for t in _times(e)}
+    for conjunct in split.residual:
+        bounds = cond.interval_bounds(conjunct, left_times, right_times)
+        if bounds and left.kind == right.kind == "stream" and jt not in n.FILTERING_JOINS:
+            rest = cond.SplitCondition(split.pairs, [c for c in split.residual if c is not conjunct])
+            return finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind="stream",
+                           bounds=n.IntervalBounds(*bounds))
+    # Append-only inputs give an append-only result unless an unmatched row can be retracted.
+    kind = "stream" if left.kind == right.kind == "stream" and jt in ("INNER", "SEMI") else "table"
+    ttl = _state_ttl_ms(ctx, clause.ast)
+    return finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind, state_ttl_ms=ttl)
+
+
+def _keyed_by_primary_key(ctx, entry: ScopeEntry, split, where):
+    """A versioned table is joined on its primary key (in key order), so that its deletions,
+    which carry only the key, end the version they delete; other equalities stay as a residual."""
+    by_column = {r.sql().lower(): (l, r) for l, r in split.pairs}
+    pk = [f"{entry.alias}.{k}".lower() for k in entry.key_columns]
+    if not set(pk) <= set(by_column):
+        raise ctx.error("temporal-primary-key", "Temporal table join requires the primary key "
+                        f"({', '.join(entry.key_columns)}) of {entry.alias} to be contained in the "
+                        "equivalence condition of the temporal join", where)
+    keys = [by_column[k] for k in pk]
+    rest = [exp.EQ(this=l, expression=r) for l, r in split.pairs if (l, r) not in keys]
+    return cond.SplitCondition(keys, rest + split.residual)
+
+
+_TTL = re.compile(r"^\s*(\d+)\s*(ms|milli|millis|milliseconds?|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
+_TTL_UNIT_MS = {"ms": 1, "m": 60_000, "s": 1000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _state_ttl_ms(ctx, where) -> int | None:
+    """Flink `SET 'table.exec.state.ttl' = '1 h'` (0 or unset: keep state forever)."""
+    text = ctx.settings.get("table.exec.state.ttl")
+    if text is None:
+        return None
+    match = _TTL.match(str(text))
+    if not match:
+        raise ctx.error("state-ttl", f"table.exec.state.ttl must be a duration like '1 h' or '3600000 ms', "
+                        f"got {text!r}", where)
+    unit = (match.group(2) or "ms").lower()
+    key = "ms" if unit.startswith("mil") or unit == "ms" else ("m" if unit.startswith("min") else unit[0])
+    return int(match.group(1)) * _TTL_UNIT_MS[key] or None
+
+
+def _times(entry: ScopeEntry) -> set[str]:
+    return {f"{entry.alias}.{c}" for c in (entry.timestamp, entry.proctime) if c}
+
+
+def _is_proctime(scope: SelectScope, expression: exp.Expr) -> bool:
+    entry = scope.find(expression.table) if isinstance(expression, exp.Column) else None
+    return bool(entry and entry.proctime and entry.proctime.lower() == expression.name.lower())
