@@ -136,6 +136,10 @@ class AsofJoin(JoinProcessor):
         self.watermarks.observe(record.side, record.ts)
         self.arrivals += 1
         if record.side is Side.RIGHT:
+            # A changelog's old row (-U) is replaced by its successor; only a versioned table
+            # reads a -D, as a deletion version.
+            if record.kind.is_retraction and not (record.kind is RowKind.DELETE and self.right_tombstones_are_versions):
+                return self._emit_final()
             self._store_version(record, watermark)
         elif not late:
             probe = (record.ts, self.arrivals, record.key, record.value, record.kind)
@@ -161,7 +165,8 @@ class AsofJoin(JoinProcessor):
 
     def _store_version(self, record: Record, watermark: int) -> None:
         history = self._pruned(self.history.get(record.key, []), watermark)
-        bisect.insort(history, (record.ts, self.arrivals, record.value), key=_time_then_arrival)
+        row = None if record.kind is RowKind.DELETE else record.value  # a changelog's -D carries the row
+        bisect.insort(history, (record.ts, self.arrivals, row), key=_time_then_arrival)
         self.history.put(record.key, history)
 
     def _pruned(self, history: list[Version], watermark: int) -> list[Version]:

@@ -70,6 +70,9 @@ def _describe(node: n.PlanNode) -> str:
         return f"Repartition ({node.reason})  {node.kind}{key}  partitions {node.partitions or 'same'}"
     if isinstance(node, n.Join):
         return _describe_join(node, key)
+    if isinstance(node, n.Deduplicate):
+        order = node.order_time.sql() if node.order_time is not None else "arrival"
+        return f"Deduplicate  keep {'last' if node.keep_last else 'first'} by {order}  {node.kind}{key}"
     if isinstance(node, n.ChangelogNormalize):
         return f"ChangelogNormalize  {node.kind}{key}"
     if isinstance(node, n.Filter):

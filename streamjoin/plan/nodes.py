@@ -223,6 +223,20 @@ class ChangelogNormalize(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
+class Deduplicate(PlanNode):
+    """Per key (the PARTITION BY `key`) the first row, or the last (`keep_last`), by `order_time`
+    (event time; None: arrival order): an upsert table keyed by `key` (Flink's ROW_NUMBER = 1)."""
+
+    child: PlanNode | None = None
+    keep_last: bool = False
+    order_time: exp.Expr | None = None
+
+    @property
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
 class Filter(PlanNode):
     child: PlanNode | None = None
     predicate: exp.Expr | None = None
@@ -284,7 +298,7 @@ class Sink(PlanNode):
 
 
 __all__ = [
-    "FILTERING_JOINS", "Aggregate", "AsofJoin", "ChangelogNormalize", "CrossJoin", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "FILTERING_JOINS", "Aggregate", "AsofJoin", "ChangelogNormalize", "CrossJoin", "Deduplicate", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
     "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
     "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
 ]

@@ -12,6 +12,7 @@ from streamjoin.dialect import WindowTableFunction
 from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan import nodes as n
 from streamjoin.plan.clauses import join_clause, lateral_clause
+from streamjoin.plan.deduplication import deduplicate, first_rank_columns, row_number
 from streamjoin.plan.projection import expand_projection, name_of, split_key
 from streamjoin.plan.inputs import Input
 from streamjoin.plan.relations import (
@@ -22,13 +23,14 @@ from streamjoin.plan.windows import window_aggregate, window_input, windowed_tab
 from streamjoin.plan.subqueries import semi_anti_join, subquery_predicate
 
 
-def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
+def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, ranked: frozenset = frozenset()):
+    """`ranked`: the columns the enclosing query keeps at 1 (a ROW_NUMBER here deduplicates)."""
     scope = SelectScope(ctx)
     windows = {w.alias.lower(): w.args.get("spec") for w in select.args.get("windows") or []}
     from_ = select.args.get("from_")
     if from_ is None:
         raise ctx.error("missing-from", "a streaming query needs a FROM clause", select)
-    current = _relation(ctx, from_.this, views, windows)
+    current = _relation(ctx, from_.this, views, windows, first_rank_columns(select))
     rights = [(join, *_right_input(ctx, join, views, windows)) for join in select.args.get("joins") or []]
     laterals = [(lateral, ScopeEntry(lateral.alias or "element", {lateral.alias or "element": None}, "stream"))
                 for lateral in select.args.get("laterals") or []]
@@ -50,12 +52,16 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by):
     if where:
         current = replace(current, node=n.Filter(current.node.kind, current.node.key, current.node,
                                                  exp.and_(*where)))
+    number = row_number(select)
+    if number is not None:
+        current = deduplicate(ctx, scope, current, number, ranked)
     for test in tests:
         from_ = test.query.args.get("from_")
         if from_ is None:
             raise ctx.error("subquery", "a subquery in WHERE needs a FROM clause", test.written)
         current = semi_anti_join(ctx, scope, current, _relation(ctx, from_.this, views, windows), test)
-    items = expand_projection(ctx, scope, select)
+    items = [(name, exp.Literal.number(1) if written is number else expr, written)  # every kept row is rank 1
+             for name, expr, written in expand_projection(ctx, scope, select)]
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
     if aggregated:
@@ -88,14 +94,14 @@ def _right_input(ctx: Context, join: exp.Join, views, windows):
     return _relation(ctx, right_ast, views, windows), version.expression if version is not None else None
 
 
-def _relation(ctx: Context, ast: exp.Expr, views, windows) -> Input:
+def _relation(ctx: Context, ast: exp.Expr, views, windows, ranked: frozenset = frozenset()) -> Input:
     """A FROM / JOIN relation: a catalog source or Lenses view, a derived table (a subquery) or a
     view created by CREATE VIEW (its query planned here, under the alias it is read as)."""
     if isinstance(ast, exp.Subquery):
         if not ctx.flavour.derived_tables:
             raise ctx.error("derived-table", f"a subquery in FROM is not supported in {ctx.flavour.name}", ast)
         ctx.derived += 1
-        return _derived(ctx, ast.this, ast.alias or f"_subquery{ctx.derived}", views, ast)
+        return _derived(ctx, ast.this, ast.alias or f"_subquery{ctx.derived}", views, ast, ranked)
     if isinstance(ast, WindowTableFunction):
         if not ctx.flavour.window_table_functions:
             raise ctx.error("window-function", f"windowing table functions are not supported in {ctx.flavour.name}",
@@ -103,17 +109,17 @@ def _relation(ctx: Context, ast: exp.Expr, views, windows) -> Input:
         return window_input(ctx, ast, _relation(ctx, windowed_table(ast.this, ast), views, windows))
     view = ctx.catalog.views.get(table_name(ast).lower()) if isinstance(ast, exp.Table) else None
     if view is not None:
-        return _derived(ctx, view[1], ast.alias or view[0], views, ast)
+        return _derived(ctx, view[1], ast.alias or view[0], views, ast, ranked)
     return relation_input(ctx, ast, views, windows)
 
 
-def _derived(ctx: Context, query: exp.Expr, alias: str, views, where: exp.Expr) -> Input:
+def _derived(ctx: Context, query: exp.Expr, alias: str, views, where: exp.Expr, ranked=frozenset()) -> Input:
     """A named query read as relation `alias`: its columns typed as the query types them; a column
     passed through from its relation keeps being that relation's time attribute; a versioned table
     read whole (its key and time attribute projected) stays versioned."""
     if not isinstance(query, exp.Select):
         raise ctx.error("derived-table", "a derived table must be a SELECT", where)
-    planned, _, _, kind, inner = plan_select(ctx, query, views, None)
+    planned, _, _, kind, inner = plan_select(ctx, query, views, None, ranked)
     project = planned.node
     columns = {**project.key_columns, **project.value_columns}
     origin = {name: e for name, e in columns.items() if isinstance(e, exp.Column) and e.table}
@@ -126,6 +132,13 @@ def _derived(ctx: Context, query: exp.Expr, alias: str, views, where: exp.Expr) 
         keys = tuple(renamed(k) for k in source.key_columns)
         if source.kind == "versioned_table" and entry.timestamp and keys and all(keys):
             entry.kind, entry.key_columns = "versioned_table", keys
+        deduplicated = project.child if isinstance(project.child, n.Deduplicate) else None
+        if deduplicated is not None and deduplicated.order_time is not None:  # versions by event time
+            by_expr = {e.sql(): name for name, e in columns.items()}
+            keys = tuple(by_expr.get(k.sql()) for k in deduplicated.key)
+            time = by_expr.get(deduplicated.order_time.sql())
+            if all(keys) and time:
+                entry.kind, entry.key_columns, entry.timestamp = "versioned_table", keys, time
         bounds = (renamed(source.windowed.start), renamed(source.windowed.end)) if source.windowed else ()
         if bounds and all(bounds):  # the window bounds passed through: still windowed
             entry.windowed = WindowedBy(source.windowed.window, *bounds)

@@ -32,6 +32,8 @@ def upsert_keys(node: n.PlanNode) -> list[Key]:
         return upsert_keys(node.child)
     if isinstance(node, n.Project):
         return _projected(node)
+    if isinstance(node, n.Deduplicate):
+        return [node.key]
     if isinstance(node, n.Aggregate):
         return [tuple(node.group_by)] if node.group_by else []
     if isinstance(node, n.TemporalJoin):

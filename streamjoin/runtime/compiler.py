@@ -21,8 +21,8 @@ from streamjoin.serde.formats import SerdeSpec
 from streamjoin.operators.base import Side
 from streamjoin.runtime.joins import build_processor
 from streamjoin.expr.aggregates import compile_aggregates
-from streamjoin.runtime.stages import (AggregateStage, ChangelogNormalizeStage, Env, FilterStage, JoinStage,
-                                      LateralStage, Pipeline, ProjectStage, RekeyStage, Stage)
+from streamjoin.runtime.stages import (AggregateStage, ChangelogNormalizeStage, DeduplicateStage, Env, FilterStage,
+                                      JoinStage, LateralStage, Pipeline, ProjectStage, RekeyStage, Stage)
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
 from streamjoin.runtime.windows import WindowAggregateStage, WindowAssignStage, zone_offset
 from streamjoin.dialect.types import ANY, TIMESTAMP, SqlType, parse_type
@@ -80,6 +80,13 @@ class _Builder:
             return self.project(node)
         if isinstance(node, P.Join):
             return self.join(node)
+        if isinstance(node, P.Deduplicate):
+            child = self.build(node.child)
+            scope = self.scope(child.relations)
+            time = compile_expr(node.order_time, scope) if node.order_time is not None else None
+            keyed = RekeyStage(key_function(node.key, scope))  # the rows' key: the PARTITION BY keys
+            fragment = self.add(keyed, child, child.relations)
+            return self.add(DeduplicateStage(node.keep_last, time), fragment, child.relations)
         if isinstance(node, P.ChangelogNormalize):
             child = self.build(node.child)
             return self.add(ChangelogNormalizeStage(), child, child.relations)

@@ -215,6 +215,35 @@ class ChangelogNormalizeStage(Stage):
 
 
 @dataclass
+class DeduplicateStage(Stage):
+    """Flink's ROW_NUMBER() = 1 deduplication: per key the first row (or the last, `keep_last`)
+    by `time` (event time; None: arrival order). A row that takes a key's place retracts the
+    row it replaces (-U old, +U new; the first of a key: +I); one that does not is dropped.
+    Equal times: the first row stays first, the later row becomes last.
+
+        keep last by t:   a@2 -> +I a@2 ; b@5 -> -U a, +U b ; c@4 -> nothing (older) ; d@5 -> -U b, +U d
+        keep first by t:  a@2 -> +I a@2 ; b@5 -> nothing ; c@1 -> -U a, +U c (earlier)
+    """
+
+    keep_last: bool
+    time: Callable[[Env], Any] | None
+    rows: InMemoryStore = field(default_factory=InMemoryStore)  # key -> (time, env, ts) of its kept row
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None or event.kind.is_retraction:  # deduplication reads append-only input
+            return []
+        time = self.time(event.env) if self.time else 0
+        kept = self.rows.get(event.key)
+        if kept is not None and not (time >= kept[0] if self.keep_last else time < kept[0]):
+            return []
+        self.rows.put(event.key, (time, event.env, event.ts))
+        if kept is None:
+            return [Event(RowKind.INSERT, event.key, event.env, event.ts)]
+        return [Event(RowKind.UPDATE_BEFORE, event.key, kept[1], kept[2]),
+                Event(RowKind.UPDATE_AFTER, event.key, event.env, event.ts)]
+
+
+@dataclass
 class RekeyStage(Stage):
     """PARTITION BY / a repartition: the event's key becomes `key(env)` (deletions keep theirs)."""
 
