@@ -56,6 +56,7 @@ class Flavour:
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
     subquery_joins: bool = False  # WHERE [NOT] IN / [NOT] EXISTS (subquery): a semi / anti join
     window_table_functions: bool = False  # FROM TABLE(TUMBLE|HOP|CUMULATE(...)): windowed rows
+    join_hints: bool = False  # SELECT /*+ STATE_TTL(...), BROADCAST(...) ... */ (else hints are rejected)
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -106,6 +107,7 @@ class Flink(Flavour):
     create_view = True
     subquery_joins = True
     window_table_functions = True
+    join_hints = True
 
 
 class Lenses(Flavour):

@@ -39,12 +39,16 @@ class RegularJoinConfig:
     residual: Residual | None = None
     # Event-time state TTL (ms): a stored row is dropped (counted as `expired`, nothing emitted)
     # once stream time passes the stream time of its write + ttl. None = keep forever.
-    state_ttl_ms: int | None = None
+    # Per side as (left, right) (Flink's STATE_TTL hint names each input).
+    state_ttl_ms: int | tuple[int | None, int | None] | None = None
 
     def __post_init__(self) -> None:
         require_join_type("a regular join", self.join_type, KEYED_JOIN_TYPES + FILTERING_JOIN_TYPES)
-        if self.state_ttl_ms is not None and self.state_ttl_ms <= 0:
+        if any(ttl is not None and ttl <= 0 for ttl in map(self.ttl, Side)):
             raise ValueError("state_ttl_ms must be a positive number of milliseconds or None")
+
+    def ttl(self, side: Side) -> int | None:
+        return self.state_ttl_ms[side] if isinstance(self.state_ttl_ms, tuple) else self.state_ttl_ms
 
     def input_kind(self, side: Side) -> InputKind:
         return self.left_input if side is Side.LEFT else self.right_input
@@ -154,8 +158,9 @@ class RegularJoin(JoinProcessor):
             self.state[side].put(key, [stored])
         else:
             self.state[side].put(key, self.state[side].get(key, []) + [stored])
-        if self.config.state_ttl_ms is not None:
-            expires_at = self.clock.now + self.config.state_ttl_ms
+        ttl = self.config.ttl(side)
+        if ttl is not None:
+            expires_at = self.clock.now + ttl
             heapq.heappush(self.expiry, (expires_at, stored.uid, side, key))
         return out
 

@@ -15,7 +15,8 @@ from streamjoin.plan.joins import plan_join
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relations
 
 
-def join_clause(ctx: Context, scope: SelectScope, left: Input, join: exp.Join, right: Input, temporal_arg, where: list):
+def join_clause(ctx: Context, scope: SelectScope, left: Input, join: exp.Join, right: Input, temporal_arg, where: list,
+                state_ttl: dict[str, int]):
     right_ast = join.this
     temporal = scope.resolve(temporal_arg) if temporal_arg is not None else None
     join_type = _join_type(join)
@@ -31,7 +32,7 @@ def join_clause(ctx: Context, scope: SelectScope, left: Input, join: exp.Join, r
         after = within.args["after"].millis if within.args.get("after") else before
         grace = within.args["grace"].millis if within.args.get("grace") else None
         window = n.JoinWindow(before, after, grace)
-    clause = JoinClause(join_type, join, condition, window, temporal, no_condition)
+    clause = JoinClause(join_type, join, condition, window, temporal, no_condition, state_ttl)
     result = (plan_asof if is_asof(join) else plan_join)(ctx, scope, left, right, clause)
     if isinstance(result.node, n.ForeignKeyJoin):  # keyed by the left table's primary key
         return result, result.node.key[0].name.upper()

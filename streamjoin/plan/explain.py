@@ -121,4 +121,4 @@ def _semantics(node: n.Join):
         yield "reemit_on_table_update", node.reemit_on_late_table_row
         yield "snapshot_table_at_start", node.static_snapshot
     if isinstance(node, n.RegularJoin):
-        yield "state_ttl_ms", bool(node.state_ttl_ms)
+        yield "state_ttl_ms", node.state_ttl_ms not in (None, (None, None))

@@ -42,6 +42,7 @@ class JoinClause:
     within: n.JoinWindow | None = None
     temporal: exp.Expr | None = None  # resolved FOR SYSTEM_TIME AS OF / temporal function arg
     written_without_condition: bool = False
+    state_ttl: dict[str, int] = field(default_factory=dict)  # STATE_TTL hints: alias (lower) -> ms
 
 
 def key_matches(side: Input, expressions) -> bool:

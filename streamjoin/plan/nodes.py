@@ -146,10 +146,11 @@ class ForeignKeyJoin(Join):
 
 @dataclass(frozen=True, eq=False)
 class RegularJoin(Join):
-    """Flink regular join: both inputs kept in state, either side triggers output. state_ttl_ms:
+    """Flink regular join: both inputs kept in state, either side triggers output. state_ttl_ms
+    (or a (left, right) pair, from STATE_TTL hints):
     how long (in stream time) a row is kept (Flink's table.exec.state.ttl; None: forever)."""
 
-    state_ttl_ms: int | None = None
+    state_ttl_ms: int | tuple[int | None, int | None] | None = None
 
 
 @dataclass(frozen=True, eq=False)

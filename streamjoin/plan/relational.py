@@ -4,13 +4,13 @@ equated), an interval join (time bounds between two streams) or a regular join."
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from sqlglot import exp
 
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
+from streamjoin.plan.hints import duration_ms
 from streamjoin.plan.inputs import Input, finish
 from streamjoin.plan.scope import SelectScope, ScopeEntry
 from streamjoin.plan.window_nodes import WindowTvfJoin
@@ -46,8 +46,11 @@ def plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inpu
                            bounds=n.IntervalBounds(*bounds))
     # Append-only inputs give an append-only result unless an unmatched row can be retracted.
     kind = "stream" if left.kind == right.kind == "stream" and jt in ("INNER", "SEMI") else "table"
-    ttl = _state_ttl_ms(ctx, clause.ast)
-    return finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind, state_ttl_ms=ttl)
+    default = _state_ttl_ms(ctx, clause.ast)
+    ttl = tuple(clause.state_ttl.get(side.entries[0].alias.lower(), default) if len(side.entries) == 1 else default
+                for side in (left, right))
+    return finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind,
+                  state_ttl_ms=ttl if ttl[0] != ttl[1] else ttl[0])
 
 
 def _keyed_by_primary_key(ctx, entry: ScopeEntry, split, where):
@@ -64,22 +67,16 @@ def _keyed_by_primary_key(ctx, entry: ScopeEntry, split, where):
     return cond.SplitCondition(keys, rest + split.residual)
 
 
-_TTL = re.compile(r"^\s*(\d+)\s*(ms|milli|millis|milliseconds?|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
-_TTL_UNIT_MS = {"ms": 1, "m": 60_000, "s": 1000, "h": 3_600_000, "d": 86_400_000}
-
-
 def _state_ttl_ms(ctx, where) -> int | None:
     """Flink `SET 'table.exec.state.ttl' = '1 h'` (0 or unset: keep state forever)."""
     text = ctx.settings.get("table.exec.state.ttl")
     if text is None:
         return None
-    match = _TTL.match(str(text))
-    if not match:
+    millis = duration_ms(text)
+    if millis is None:
         raise ctx.error("state-ttl", f"table.exec.state.ttl must be a duration like '1 h' or '3600000 ms', "
                         f"got {text!r}", where)
-    unit = (match.group(2) or "ms").lower()
-    key = "ms" if unit.startswith("mil") or unit == "ms" else ("m" if unit.startswith("min") else unit[0])
-    return int(match.group(1)) * _TTL_UNIT_MS[key] or None
+    return millis or None
 
 
 def _times(entry: ScopeEntry) -> set[str]:

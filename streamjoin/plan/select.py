@@ -13,6 +13,7 @@ from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan import nodes as n
 from streamjoin.plan.clauses import join_clause, lateral_clause
 from streamjoin.plan.deduplication import deduplicate, first_rank_columns, row_number
+from streamjoin.plan.hints import state_ttl_hints
 from streamjoin.plan.projection import expand_projection, name_of, split_key
 from streamjoin.plan.inputs import Input
 from streamjoin.plan.relations import (
@@ -45,8 +46,9 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, ran
         else:
             tests.append(test)
     key_label = None
+    state_ttl = state_ttl_hints(ctx, select, scope)
     for join, right, temporal_arg in rights:
-        current, key_label = join_clause(ctx, scope, current, join, right, temporal_arg, where)
+        current, key_label = join_clause(ctx, scope, current, join, right, temporal_arg, where, state_ttl)
     for lateral, entry in laterals:
         current = lateral_clause(ctx, scope, current, lateral, entry)
     if where:
