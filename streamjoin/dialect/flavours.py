@@ -56,6 +56,7 @@ class Flavour:
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
     subquery_joins: bool = False  # WHERE [NOT] IN / [NOT] EXISTS (subquery): a semi / anti join
     window_table_functions: bool = False  # FROM TABLE(TUMBLE|HOP|CUMULATE(...)): windowed rows
+    group_window_functions: bool = False  # GROUP BY TUMBLE|HOP(time, ...) with TUMBLE_START/_END/_ROWTIME
     join_hints: bool = False  # SELECT /*+ STATE_TTL(...), BROADCAST(...) ... */ (else hints are rejected)
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
@@ -107,6 +108,7 @@ class Flink(Flavour):
     create_view = True
     subquery_joins = True
     window_table_functions = True
+    group_window_functions = True
     join_hints = True
 
 

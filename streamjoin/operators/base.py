@@ -202,6 +202,9 @@ class JoinProcessor(ABC):
     from the records' times; one that `needs_watermarks` is driven by `advance_watermark`."""
 
     needs_watermarks = False
+    # How far behind its inputs' watermark an output row's time can be (an interval join emits
+    # a pair as late as the interval allows), so a downstream window waits that much longer.
+    watermark_hold = 0
 
     def __init__(self) -> None:
         self.metrics = JoinMetrics()

@@ -51,6 +51,7 @@ class IntervalJoin(TimeBoundedJoin):
         super().__init__(config.join_type, before=config.upper, after=-config.lower,
                          residual=config.residual, close_lag=1, retention_lag=0)
         self.config = config
+        self.watermark_hold = max(config.upper, -config.lower, 0)
         self.max_ts = [BEGINNING_OF_TIME, BEGINNING_OF_TIME]
         self.floor = BEGINNING_OF_TIME  # set by advance_to (end of input, external watermark)
 

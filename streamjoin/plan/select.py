@@ -19,8 +19,8 @@ from streamjoin.plan.inputs import Input
 from streamjoin.plan.relations import (
     relation_input, table_name, temporal_function, temporal_function_input, versioned_view,
 )
-from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, WindowedBy
-from streamjoin.plan.windows import window_aggregate, window_input, windowed_table
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, WindowedBy, col
+from streamjoin.plan.windows import group_window, window_aggregate, window_input, windowed_table
 from streamjoin.plan.subqueries import semi_anti_join, subquery_predicate
 
 
@@ -62,6 +62,8 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, ran
         if from_ is None:
             raise ctx.error("subquery", "a subquery in WHERE needs a FROM clause", test.written)
         current = semi_anti_join(ctx, scope, current, _relation(ctx, from_.this, views, windows), test)
+    if select.args.get("group") and ctx.flavour.group_window_functions:
+        current, select = group_window(ctx, select, scope, current) or (current, select)
     items = [(name, exp.Literal.number(1) if written is number else expr, written)  # every kept row is rank 1
              for name, expr, written in expand_projection(ctx, scope, select)]
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
@@ -116,32 +118,39 @@ def _relation(ctx: Context, ast: exp.Expr, views, windows, ranked: frozenset = f
 
 
 def _derived(ctx: Context, query: exp.Expr, alias: str, views, where: exp.Expr, ranked=frozenset()) -> Input:
-    """A named query read as relation `alias`: its columns typed as the query types them; a column
-    passed through from its relation keeps being that relation's time attribute; a versioned table
-    read whole (its key and time attribute projected) stays versioned."""
+    """A named query read as relation `alias`, its columns typed as the query types them."""
     if not isinstance(query, exp.Select):
         raise ctx.error("derived-table", "a derived table must be a SELECT", where)
     planned, _, _, kind, inner = plan_select(ctx, query, views, None, ranked)
     project = planned.node
     columns = {**project.key_columns, **project.value_columns}
-    origin = {name: e for name, e in columns.items() if isinstance(e, exp.Column) and e.table}
-    renamed = lambda column: next((name for name, e in origin.items()  # noqa: E731
-                                   if column and e.name.lower() == column.lower()), None)
     entry = ScopeEntry(alias, {name: inner.type_of(e) for name, e in columns.items()}, kind)
-    if len(inner.entries) == 1:
-        source = inner.entries[0]
-        entry.timestamp, entry.proctime = renamed(source.timestamp), renamed(source.proctime)
-        keys = tuple(renamed(k) for k in source.key_columns)
+    _carry_attributes(entry, inner.entries, project.child, columns)
+    return Input(replace(project, alias=alias), [entry], set(), planned.partitions)
+
+
+def _carry_attributes(entry: ScopeEntry, inner: list[ScopeEntry], below: n.PlanNode, columns: dict) -> None:
+    """What a derived table keeps of the relations it reads, where it projects the columns that
+    carry it: a time attribute (through filters, interval and temporal joins, not through
+    regular joins or aggregates); a versioned table read whole stays versioned, as does a
+    deduplication by event time; windowed rows stay windowed."""
+    by_expr = {e.sql(): name for name, e in columns.items()}
+    passed = lambda source, column: column and by_expr.get(col(source.alias, column).sql())  # noqa: E731
+    while isinstance(below, n.Filter):
+        below = below.child
+    if len(inner) == 1:
+        source = inner[0]
+        entry.timestamp, entry.proctime = passed(source, source.timestamp), passed(source, source.proctime)
+        keys = tuple(passed(source, k) for k in source.key_columns)
         if source.kind == "versioned_table" and entry.timestamp and keys and all(keys):
             entry.kind, entry.key_columns = "versioned_table", keys
-        deduplicated = project.child if isinstance(project.child, n.Deduplicate) else None
-        if deduplicated is not None and deduplicated.order_time is not None:  # versions by event time
-            by_expr = {e.sql(): name for name, e in columns.items()}
-            keys = tuple(by_expr.get(k.sql()) for k in deduplicated.key)
-            time = by_expr.get(deduplicated.order_time.sql())
-            if all(keys) and time:
-                entry.kind, entry.key_columns, entry.timestamp = "versioned_table", keys, time
-        bounds = (renamed(source.windowed.start), renamed(source.windowed.end)) if source.windowed else ()
-        if bounds and all(bounds):  # the window bounds passed through: still windowed
+        bounds = (passed(source, source.windowed.start), passed(source, source.windowed.end)) if source.windowed else ()
+        if bounds and all(bounds):
             entry.windowed = WindowedBy(source.windowed.window, *bounds)
-    return Input(replace(project, alias=alias), [entry], set(), planned.partitions)
+    elif isinstance(below, (n.IntervalJoin, n.TemporalJoin)):
+        entry.timestamp = next(filter(None, (passed(source, source.timestamp) for source in inner)), None)
+    if isinstance(below, n.Deduplicate) and below.order_time is not None:  # versions by event time
+        keys = tuple(by_expr.get(k.sql()) for k in below.key)
+        time = by_expr.get(below.order_time.sql())
+        if all(keys) and time:
+            entry.kind, entry.key_columns, entry.timestamp = "versioned_table", keys, time

@@ -94,3 +94,62 @@ def window_join(ctx: Context, left: Input, right: Input, split, where) -> dict |
                         right_window_end=col(rentry.alias, rentry.windowed.end), window=lentry.windowed.window)
     return None
 
+
+
+# Flink's group window functions in GROUP BY (argument count: time, [slide,] size), and the
+# auxiliary functions that read the group's window (TUMBLE_END(ts, INTERVAL ...) ...).
+GROUP_WINDOWS = {"TUMBLE": 2, "HOP": 3}
+_AUXILIARY = {"START": "window_start", "END": "window_end", "ROWTIME": "window_time"}
+
+
+def group_window(ctx: Context, select: exp.Select, scope, current: Input):
+    """`GROUP BY TUMBLE(t, size)` / `HOP(t, slide, size)`, ...: the rows windowed on the time
+    attribute t, grouped by their window, the auxiliary functions read as window columns.
+    Returns (windowed input, the SELECT rewritten onto those columns), or None."""
+    group = select.args.get("group")
+    calls = [g for g in group.expressions if isinstance(g, exp.Anonymous) and g.name.upper() in GROUP_WINDOWS]
+    if not calls:
+        return None
+    call = calls[0]
+    kind = call.name.upper()
+    if len(calls) > 1 or len(call.expressions) != GROUP_WINDOWS[kind]:
+        raise ctx.error("group-window", f"GROUP BY takes one {kind}(time, {'slide, ' if kind == 'HOP' else ''}size)",
+                        call)
+    time = scope.resolve(call.expressions[0])
+    entry = scope.find(time.table) if isinstance(time, exp.Column) else None
+    if entry is None or (entry.timestamp or "").lower() != time.name.lower():
+        raise ctx.error("group-window", f"{kind} groups by an event-time attribute; {call.expressions[0].sql()} "
+                        "is not one", call)
+    sizes = [cond.interval_ms(a) for a in call.expressions[1:]]
+    if any(size is None or size <= 0 for size in sizes):
+        raise ctx.error("group-window", f"the sizes of {kind} are positive INTERVAL literals", call)
+    window = WindowSpec(kind, sizes[-1], sizes[0])
+    ltz = entry.columns.get(entry.timestamp) is not None and entry.columns[entry.timestamp].name == "TIMESTAMP_LTZ"
+    zone = str(ctx.settings.get("table.local-time-zone") or "UTC") if ltz else None
+    node = WindowAssign("stream", current.node.key, current.node, entry.alias, time, window, zone)
+    entry.columns = {**entry.columns, "window_start": TIMESTAMP, "window_end": TIMESTAMP,
+                     "window_time": _LTZ if ltz else TIMESTAMP}
+    entry.windowed = WindowedBy(window)
+    return replace(current, node=node), _onto_window_columns(ctx, select, call, entry.alias)
+
+
+def _onto_window_columns(ctx: Context, select: exp.Select, call: exp.Anonymous, alias: str) -> exp.Select:
+    rewritten = select.copy()
+
+    def auxiliary(node: exp.Expr) -> exp.Expr:
+        name = node.name.upper() if isinstance(node, exp.Anonymous) else ""
+        prefix, _, part = name.partition("_")
+        if prefix == call.name.upper() and part in _AUXILIARY:
+            return col(alias, _AUXILIARY[part])
+        return node
+
+    expressions = []
+    for index, item in enumerate(rewritten.expressions):
+        replaced = item.transform(auxiliary)
+        if not isinstance(item, exp.Alias) and replaced.sql() != item.sql():  # keep the unnamed column's name
+            replaced = exp.alias_(replaced, f"{ctx.flavour.expression_column_prefix}{index}")
+        expressions.append(replaced)
+    rewritten.set("expressions", expressions)
+    group = [g for g in rewritten.args["group"].expressions if g.sql() != call.sql()]
+    rewritten.args["group"].set("expressions", [col(alias, "window_start"), col(alias, "window_end"), *group])
+    return rewritten

@@ -73,7 +73,7 @@ class JoinStage(Stage):
     def on_watermark(self, watermark: int, port: Side) -> list[Event]:
         self.input_watermarks[port] = max(self.input_watermarks[port], watermark)
         changes = self.processor.advance_watermark(port, watermark)
-        self.watermark = max(self.watermark, min(self.input_watermarks))
+        self.watermark = max(self.watermark, min(self.input_watermarks) - self.processor.watermark_hold)
         return [self._event(c) for c in changes]
 
     def on_event(self, event: Event, port: Side) -> list[Event]:

@@ -164,3 +164,53 @@ def test_other_flavours_reject_window_functions():
         run_sql("SELECT * FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND))", T, [],
                 dialect="ksqldb")
     assert error.value.rule in ("window-function", "syntax")
+
+
+K = [source(n, {"key": "STRING", "id": "STRING", "rowtime": "TIMESTAMP(3)"}, timestamp="rowtime") for n in ("T1", "T2")]
+#   T1 A@1 A@2 A@3 B@4 A@6 ; T2 A@3 B@7 A@9   (seconds)
+K_ROWS = [row(name, s * S, {"key": key, "id": f"{name}-{s}", "rowtime": f"1970-01-01 00:00:{s:02d}.000"})
+          for name, s, key in (("T1", 1, "A"), ("T1", 2, "A"), ("T1", 3, "A"), ("T2", 3, "A"), ("T1", 4, "B"),
+                               ("T1", 6, "A"), ("T2", 7, "B"), ("T2", 9, "A"))]
+INTERVAL = ("t1.key = t2.key AND t1.rowtime BETWEEN t2.rowtime - INTERVAL '5' SECOND AND "
+            "t2.rowtime + INTERVAL '6' SECOND")
+
+
+def test_group_window_over_an_interval_join():
+    # Pairs (t1 in [t2 - 5 s, t2 + 6 s]): A@1,2,3 with A@3 -> window [0, 4): 3; A@6 with A@3 and
+    # A@9 -> [4, 8): 2; B@4 with B@7 -> [4, 8): 1. The unnamed TUMBLE_END keeps Flink's name EXPR$1.
+    sql = (f"SELECT t1.key, TUMBLE_END(t1.rowtime, INTERVAL '4' SECOND), COUNT(t2.key) AS cnt FROM T1 AS t1, "
+           f"T2 AS t2 WHERE {INTERVAL} GROUP BY TUMBLE(t1.rowtime, INTERVAL '4' SECOND), t1.key")
+    out = [(r["key"], r["EXPR$1"][-6:-4], r["cnt"]) for r in values(run_sql(sql, K, K_ROWS))]
+    assert sorted(out) == [("A", "04", 3), ("A", "08", 2), ("B", "08", 1)]
+
+
+def test_window_function_over_a_view_of_an_interval_join_keeps_its_time_attribute():
+    setup = [f"CREATE VIEW pairs AS SELECT t1.key, t1.rowtime FROM T1 AS t1 JOIN T2 AS t2 ON {INTERVAL}"]
+    sql = ("SELECT key, window_end, COUNT(*) AS n FROM TABLE(HOP(TABLE pairs, DESCRIPTOR(rowtime), "
+           "INTERVAL '4' SECOND, INTERVAL '8' SECOND)) GROUP BY key, window_start, window_end")
+    out = [(r["key"], r["window_end"][-6:-4], r["n"]) for r in values(run_sql(sql, K, K_ROWS, setup=setup))]
+    # pair times: A 1, 2, 3, 6, 6 and B 4; HOP 8 s every 4 s: windows ending 4, 8, 12
+    assert sorted(out) == [("A", "04", 3), ("A", "08", 5), ("A", "12", 2), ("B", "08", 1), ("B", "12", 1)]
+
+
+def test_an_interval_join_holds_back_the_watermark_for_the_windows_after_it():
+    # T1 A@1 ; T2 B@2 ; T1 B@7 (the join's inputs are at 7 and 2: watermark 2) ; T2 A@6 pairs with
+    # T1 A@1 now. Were the join's output watermark 2, the 2 s window [0, 2) of that pair would
+    # already be closed; it is held back by the interval (6 s), so the pair counts.
+    rows = [row(name, s * S, {"key": key, "id": f"{name}-{s}", "rowtime": f"1970-01-01 00:00:{s:02d}.000"})
+            for name, s, key in (("T1", 1, "A"), ("T2", 2, "B"), ("T1", 7, "B"), ("T2", 6, "A"))]
+    sql = (f"SELECT t1.key, TUMBLE_START(t1.rowtime, INTERVAL '2' SECOND) AS ws, COUNT(*) AS cnt FROM T1 AS t1, "
+           f"T2 AS t2 WHERE {INTERVAL} GROUP BY TUMBLE(t1.rowtime, INTERVAL '2' SECOND), t1.key")
+    out = [(r["key"], r["ws"][-6:-4], r["cnt"]) for r in values(run_sql(sql, K, rows))]
+    assert sorted(out) == [("A", "00", 1), ("B", "06", 1)]  # B: T1 B@7 with T2 B@2
+
+
+@pytest.mark.parametrize("group, message", [
+    ("TUMBLE(t1.id, INTERVAL '4' SECOND)", "not one"),
+    ("HOP(t1.rowtime, INTERVAL '4' SECOND)", "one HOP(time, slide, size)"),
+    ("TUMBLE(t1.rowtime, 4)", "positive INTERVAL"),
+])
+def test_group_window_errors(group, message):
+    with pytest.raises(StreamJoinError) as error:
+        run_sql(f"SELECT COUNT(*) AS n FROM T1 AS t1 GROUP BY {group}", K, [])
+    assert error.value.rule == "group-window" and message in error.value.reason
