@@ -214,3 +214,14 @@ def test_group_window_errors(group, message):
     with pytest.raises(StreamJoinError) as error:
         run_sql(f"SELECT COUNT(*) AS n FROM T1 AS t1 GROUP BY {group}", K, [])
     assert error.value.rule == "group-window" and message in error.value.reason
+
+
+def test_explain_shows_the_windows():
+    from streamjoin.plan import explain
+
+    per_window = ("SELECT name, window_start, window_end, COUNT(*) AS n FROM TABLE(HOP(TABLE {0}, DESCRIPTOR(rowtime),"
+                  " INTERVAL '2' SECOND, INTERVAL '4' SECOND, INTERVAL '1' SECOND)) GROUP BY name, window_start, window_end")
+    text = explain(_plan(WINDOW_JOIN.format(per_window.format("T1"), "LEFT", per_window.format("T2"))))
+    for part in ("WindowTvfJoin LEFT", "window HOP(2s, 4s) offset 1s", "WindowAssign  HOP(2s, 4s) offset 1s on T1.rowtime",
+                 "WindowAggregate  group by [T1.name, T1.window_start, T1.window_end]"):
+        assert part in text, text
