@@ -8,7 +8,7 @@ import pytest
 
 from streamjoin.dialect import StreamJoinError
 from streamjoin.kafka.records import place
-from streamjoin.plan import WindowSpec, WindowTvfJoin, plan_program
+from streamjoin.plan import WindowSpec, WindowTvfJoin, explain, plan_program
 from streamjoin.runner.cases import Case
 from streamjoin.runner.local import run_locally
 from streamjoin.runner.planned import case_catalog, plan_case
@@ -217,8 +217,6 @@ def test_group_window_errors(group, message):
 
 
 def test_explain_shows_the_windows():
-    from streamjoin.plan import explain
-
     per_window = ("SELECT name, window_start, window_end, COUNT(*) AS n FROM TABLE(HOP(TABLE {0}, DESCRIPTOR(rowtime),"
                   " INTERVAL '2' SECOND, INTERVAL '4' SECOND, INTERVAL '1' SECOND)) GROUP BY name, window_start, window_end")
     text = explain(_plan(WINDOW_JOIN.format(per_window.format("T1"), "LEFT", per_window.format("T2"))))
