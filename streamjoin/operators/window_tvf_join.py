@@ -85,7 +85,8 @@ class WindowTvfJoin(JoinProcessor):
             if keys is None:
                 heapq.heappush(self.ends, end)
                 keys = []
-            self.keys_of.put(end, keys + [record.key])
+            keys.append(record.key)
+            self.keys_of.put(end, keys)  # changed in place: put back (the KeyValueStore contract)
         rows[record.side].append(record.value)
         self.windows.put(slot, rows)
         return []

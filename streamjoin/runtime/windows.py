@@ -118,7 +118,8 @@ class WindowAggregateStage(Stage):
             if keys is None:
                 heapq.heappush(self.ends, end)
                 keys = []
-            self.keys_of.put(end, keys + [key])
+            keys.append(key)
+            self.keys_of.put(end, keys)  # changed in place: put back (the KeyValueStore contract)
         self.plan.add(state, event.env)
         self.groups.put((end, key), state)
         return []
