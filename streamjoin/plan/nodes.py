@@ -151,6 +151,10 @@ class RegularJoin(Join):
     how long (in stream time) a row is kept (Flink's table.exec.state.ttl; None: forever)."""
 
     state_ttl_ms: int | tuple[int | None, int | None] | None = None
+    # An input read as upserts by its join key (a table keyed by exactly that); any other input
+    # is a changelog whose retractions (-U, -D) carry the rows they withdraw.
+    left_upsert: bool = False
+    right_upsert: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,11 +46,31 @@ def plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inpu
                            bounds=n.IntervalBounds(*bounds))
     # Append-only inputs give an append-only result unless an unmatched row can be retracted.
     kind = "stream" if left.kind == right.kind == "stream" and jt in ("INNER", "SEMI") else "table"
+    left, left_upsert = _changelog_input(left, [l for l, _ in split.pairs])
+    right, right_upsert = _changelog_input(right, [r for _, r in split.pairs])
     default = _state_ttl_ms(ctx, clause.ast)
     ttl = tuple(clause.state_ttl.get(side.entries[0].alias.lower(), default) if len(side.entries) == 1 else default
                 for side in (left, right))
     return finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind,
-                  state_ttl_ms=ttl if ttl[0] != ttl[1] else ttl[0])
+                  state_ttl_ms=ttl if ttl[0] != ttl[1] else ttl[0], left_upsert=left_upsert,
+                  right_upsert=right_upsert)
+
+
+def _changelog_input(side: Input, join_keys: list[exp.Expr]) -> tuple[Input, bool]:
+    """How a regular join reads `side`: (the input, read as upserts by its join key). A table
+    keyed by exactly its join key is read as upserts. Another table whose deletions are bare
+    tombstones (an upsert source, filtered or projected) is normalized first, so its changes carry
+    their rows; a changelog result (an aggregate's, a join's) carries them already."""
+    if side.kind != "table":
+        return side, False
+    if side.node.key and {k.sql() for k in side.node.key} == {k.sql() for k in join_keys}:
+        return side, True
+    below = side.node
+    while isinstance(below, (n.Filter, n.Project)):
+        below = below.child
+    if isinstance(below, n.Source) and below.key:
+        return replace(side, node=n.ChangelogNormalize("table", side.node.key, side.node)), False
+    return side, False
 
 
 def _keyed_by_primary_key(ctx, entry: ScopeEntry, split, where):

@@ -39,7 +39,7 @@ def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=N
         return ForeignKeyJoin(ForeignKeyJoinConfig(foreign_key=foreign_key, join_type=join_type, residual=residual))
     if isinstance(node, P.RegularJoin):
         return RegularJoin(RegularJoinConfig(
-            join_type=join_type, left_input=_input_kind(node.left), right_input=_input_kind(node.right),
+            join_type=join_type, left_input=_input_kind(node.left_upsert), right_input=_input_kind(node.right_upsert),
             residual=residual, state_ttl_ms=node.state_ttl_ms))
     if isinstance(node, P.TemporalJoin):
         config = TemporalJoinConfig(join_type=join_type, left_delay=_delay(node.left),
@@ -61,8 +61,8 @@ def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=N
     raise NotImplementedError(f"no operator for {node.label}")
 
 
-def _input_kind(node: P.PlanNode) -> InputKind:
-    return InputKind.UPSERT if node.kind == "table" else InputKind.APPEND
+def _input_kind(upsert: bool) -> InputKind:
+    return InputKind.UPSERT if upsert else InputKind.APPEND
 
 
 def _delay(node: P.PlanNode) -> int:

@@ -170,8 +170,10 @@ class Pipeline:
 @dataclass
 class AggregateStage(Stage):
     """GROUP BY over a changelog: each row is added to (retractions: removed from) its group and
-    the group's new result row is emitted, keyed by the group key, with the input's ts; a group
-    that becomes empty is deleted. Streams only add, so their result is an updating table."""
+    the group's new result row is emitted, keyed by the group key, with the input's ts, after a
+    retraction (-U) of its previous row (which an upsert sink skips and a downstream join uses);
+    a group that becomes empty is deleted (-D of its last row). Streams only add, so their result
+    is an updating table."""
 
     plan: Any  # streamjoin.expr.aggregates.AggregatePlan
     alias: str  # the relation the result row travels under
@@ -182,15 +184,17 @@ class AggregateStage(Stage):
             return []
         key = self.plan.group_key(event.env)
         state = self.groups.get(key) or self.plan.new_state()
+        before = [Event(RowKind.UPDATE_BEFORE, key, {self.alias: self.plan.result(key, state)}, event.ts)] \
+            if state.rows else []
         if event.kind.is_retraction:
             self.plan.retract(state, event.env)
         else:
             self.plan.add(state, event.env)
         if state.rows == 0:
             self.groups.delete(key)
-            return [Event(RowKind.DELETE, key, None, event.ts)]
+            return [Event(RowKind.DELETE, key, before[0].env if before else None, event.ts)]
         self.groups.put(key, state)
-        return [Event(RowKind.UPDATE_AFTER, key, {self.alias: self.plan.result(key, state)}, event.ts)]
+        return before + [Event(RowKind.UPDATE_AFTER, key, {self.alias: self.plan.result(key, state)}, event.ts)]
 
 
 @dataclass
