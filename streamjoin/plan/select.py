@@ -21,7 +21,7 @@ from streamjoin.plan.relations import (
 )
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, WindowedBy, col
 from streamjoin.plan.windows import group_window, window_aggregate, window_input, windowed_table
-from streamjoin.plan.subqueries import semi_anti_join, subquery_predicate
+from streamjoin.plan.subqueries import check_uncorrelated, reads_one_relation, semi_anti_join, subquery_predicate
 
 
 def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, ranked: frozenset = frozenset()):
@@ -61,7 +61,13 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, ran
         from_ = test.query.args.get("from_")
         if from_ is None:
             raise ctx.error("subquery", "a subquery in WHERE needs a FROM clause", test.written)
-        current = semi_anti_join(ctx, scope, current, _relation(ctx, from_.this, views, windows), test)
+        if reads_one_relation(test.query):
+            right = _relation(ctx, from_.this, views, windows)
+        else:
+            check_uncorrelated(ctx, test, scope)
+            ctx.derived += 1
+            right = _derived(ctx, test.query, f"_subquery{ctx.derived}", views, test.written)
+        current = semi_anti_join(ctx, scope, current, right, test)
     if select.args.get("group") and ctx.flavour.group_window_functions:
         current, select = group_window(ctx, select, scope, current) or (current, select)
     items = [(name, exp.Literal.number(1) if written is number else expr, written)  # every kept row is rank 1
