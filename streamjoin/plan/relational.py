@@ -31,8 +31,8 @@ def plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inpu
             raise ctx.error("temporal-join-type", f"{jt} temporal joins are not supported (INNER and LEFT only)", clause.ast)
         if left.kind == "table" and left.node.key:  # an upsert probe: its deletions must carry the row
             left = replace(left, node=n.ChangelogNormalize("table", left.node.key, left.node))
-        return finish(ctx, left, right, n.TemporalJoin, jt, split, written, kind="stream",
-                       time_attribute=clause.temporal, processing_time=processing)
+        return finish(ctx, left, right, n.TemporalJoin, jt, split, written, kind=left.kind,  # a table probe: updates
+                      time_attribute=clause.temporal, processing_time=processing)
     windowed = window_join(ctx, left, right, split, where)
     if windowed is not None:
         return finish(ctx, left, right, WindowTvfJoin, jt, split, written, kind="stream", **windowed)

@@ -58,3 +58,9 @@ def test_output_key_is_the_projected_upsert_key(sql, key):
     [query] = plan_program(sql, KEYED, "flink").queries
     assert list(query.key_columns) == key
     assert set(key) <= set(query.value_columns)  # Flink keeps every projected column in the value
+
+
+def test_a_temporal_join_of_a_table_probe_is_an_updating_result():
+    [query] = plan_program("SELECT o.oid, r.rate FROM orders o JOIN rates FOR SYSTEM_TIME AS OF o.ot AS r "
+                           "ON o.cur = r.cur", KEYED, "flink").queries
+    assert (query.sink.kind, query.key_columns) == ("table", ("oid",))  # a Delta output MERGEs by oid
