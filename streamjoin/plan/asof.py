@@ -67,8 +67,8 @@ def plan_asof(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
                         f"({left.partitions or 1} vs {right.partitions or 1} partitions): add ON l.k = r.k", join)
     key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
     return finish(ctx, left, right, n.AsofJoin, jt, split, f"stream {jt} ASOF JOIN stream", key=lkeys,
-                   kind="stream", key_names=key_names, left_time=left_time, right_time=right_time,
-                   comparison=comparison)
+                  kind="stream", key_names=key_names, left_time=left_time, right_time=right_time,
+                  comparison=comparison)
 
 
 def _match_sides(ctx: Context, scope: SelectScope, left: Input, right: Input, match: exp.Expr):

@@ -22,7 +22,7 @@ def plan_join(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
         cond.check_single_table_sides(ctx, clause.condition, clause.ast.args.get("on") or clause.ast)
     if jt == "CROSS" and not split.pairs and not split.residual:
         return finish(ctx, left, right, n.CrossJoin, "CROSS", split, written, left_window=left.window,
-                       right_window=right.window)
+                      right_window=right.window)
     if jt == "CROSS":
         jt = "INNER"  # CROSS JOIN + WHERE: for an inner join WHERE is the same as ON
     plan = {JoinModel.KEYED: _plan_keyed, JoinModel.RELATIONAL: plan_relational,
@@ -65,7 +65,7 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
             window = replace(window, grace_ms=0)
         eager = flavour.eager_outer_without_grace and clause.within.grace_ms is None
         return finish(ctx, left, right, n.StreamStreamJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       window=window, eager_outer=ctx.option("eager_outer", eager))
+                      window=window, eager_outer=ctx.option("eager_outer", eager))
     if clause.within is not None:
         raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input", clause.ast)
     if lk == "stream":  # stream-table
@@ -79,7 +79,7 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
         key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
         reemit = jt == "LEFT" and ctx.option("reemit_on_table_update", flavour.reemit_on_late_table_row)
         return finish(ctx, left, right, n.StreamTableJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       reemit_on_late_table_row=reemit)
+                      reemit_on_late_table_row=reemit)
     # table-table
     if flavour.table_joins_on_primary_key and not key_matches(right, rkeys):
         raise ctx.error("table-table-key", "table-table joins require to join on the primary key of the right "
@@ -89,7 +89,7 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
             raise ctx.error("foreign-key-join-type", f"{jt} OUTER JOIN on a foreign key is not supported "
                             "(foreign-key joins support INNER and LEFT)", clause.ast)
         return finish(ctx, left, right, n.ForeignKeyJoin, jt, split, written, key=left.node.key,
-                       key_names=left.key_names)
+                      key_names=left.key_names)
     left, right = copartition(ctx, left, right, lkeys, rkeys, clause.ast)
     key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 and jt != "FULL" else set()
     return finish(ctx, left, right, n.TableTableJoin, jt, split, written, key=lkeys, key_names=key_names)
@@ -131,8 +131,8 @@ def _plan_windowed(ctx, scope, left, right, clause, split, jt, written) -> Input
     where = clause.ast.args.get("on") or clause.ast
     if left.kind == right.kind == "stream":
         return finish(ctx, left, right, n.OverWindowJoin, jt, split, written, kind="stream",
-                       left_window=left.window or n.RelationWindow("RANGE", 0),
-                       right_window=right.window or n.RelationWindow("RANGE", 0))
+                      left_window=left.window or n.RelationWindow("RANGE", 0),
+                      right_window=right.window or n.RelationWindow("RANGE", 0))
     if left.kind == "stream" or right.kind == "stream":
         if not split.pairs:
             raise ctx.error("theta-join", "stream-table joins must be equi-joins (a join using an equality "
@@ -147,5 +147,5 @@ def _plan_windowed(ctx, scope, left, right, clause, split, jt, written) -> Input
             raise ctx.error("stream-table-join-type", "an outer stream-table join must be one-sided: "
                             "keep the stream side", clause.ast)
         return finish(ctx, left, right, n.StreamTableJoin, jt, split, written, kind="stream",
-                       static_snapshot=True)
+                      static_snapshot=True)
     return finish(ctx, left, right, n.TableTableJoin, jt, split, written, kind="table")

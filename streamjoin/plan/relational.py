@@ -43,7 +43,7 @@ def plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inpu
         if bounds and left.kind == right.kind == "stream" and jt not in n.FILTERING_JOINS:
             rest = cond.SplitCondition(split.pairs, [c for c in split.residual if c is not conjunct])
             return finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind="stream",
-                           bounds=n.IntervalBounds(*bounds))
+                          bounds=n.IntervalBounds(*bounds))
     # Append-only inputs give an append-only result unless an unmatched row can be retracted.
     kind = "stream" if left.kind == right.kind == "stream" and jt in ("INNER", "SEMI") else "table"
     left, left_upsert = _changelog_input(left, [l for l, _ in split.pairs])
