@@ -18,7 +18,7 @@ class JoinModel(Enum):
     """How a JOIN becomes a join operator."""
 
     KEYED = "keyed"  # Kafka Streams: the inputs' kinds (stream/table) pick the join, joined on keys
-    RELATIONAL = "relational"  # regular, interval or temporal join, from the condition and time attributes
+    RELATIONAL = "relational"  # regular, interval, temporal or window join, from the condition and time attributes
     WINDOWED = "windowed"  # every stream input is bounded by its OVER window; tables are snapshots
 
 
