@@ -10,12 +10,12 @@ from sqlglot.tokens import TokenType
 
 from streamjoin.dialect import flavours
 from streamjoin.dialect.depth import MAX_NESTING, NESTING_HINT, recursion_headroom, too_deep
-from streamjoin.dialect.dialect import LensesDialect, StreamJoin
+from streamjoin.dialect.dialect import FlinkDialect, LensesDialect, StreamJoin
 from streamjoin.dialect.errors import StreamJoinError, error_at, span
 from streamjoin.dialect.flavours import FLAVOURS, Flavour
 from streamjoin.dialect.nodes import (
     CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
-    Watermark, Within,
+    Watermark, WindowTableFunction, Within,
 )
 
 _FLAVOUR_COMMENT = re.compile(r"^\s*--\s*dialect\s*:\s*(\w+)", re.I)
@@ -121,7 +121,7 @@ def _offset(sql: str, line: int | None, col: int | None) -> int | None:
 
 
 __all__ = [
-    "FLAVOURS", "CreateRelation", "Duration", "Flavour", "LensesDialect", "SetOption", "SourceColumn",
+    "FLAVOURS", "CreateRelation", "Duration", "FlinkDialect", "Flavour", "LensesDialect", "SetOption", "SourceColumn",
     "SourceTable", "StreamJoin", "StreamJoinError", "StreamQuery", "ViewDefinition",
-    "Watermark", "Within", "declared_flavour", "dialect_for", "parse", "span",
+    "Watermark", "WindowTableFunction", "Within", "declared_flavour", "dialect_for", "parse", "span",
 ]

@@ -16,7 +16,11 @@ from sqlglot.tokens import TokenType
 from streamjoin.dialect.declarations import DeclarationParsing, positioned
 from streamjoin.dialect.durations import WINDOW_UNITS
 from streamjoin.dialect.generator import TRANSFORMS as STREAM_TRANSFORMS
-from streamjoin.dialect.nodes import AggregationWindow, Duration, SourceTable, StreamQuery, ViewDefinition, Within
+from streamjoin.dialect.nodes import AggregationWindow, Duration, SourceTable, StreamQuery, ViewDefinition, WindowTableFunction, Within
+
+# Flink's windowing table functions and the names of their arguments in positional order.
+WINDOW_FUNCTIONS = {"TUMBLE": ("SIZE", "OFFSET"), "HOP": ("SLIDE", "SIZE", "OFFSET"),
+                    "CUMULATE": ("STEP", "SIZE", "OFFSET")}
 
 # Words that end a relation reference instead of aliasing it (`JOIN B WITHIN 10 SECONDS`).
 _NOT_ALIASES = {"WITHIN", "GRACE", "OVER", "EMIT", "LATERAL", "WINDOW", "PARTITION", "MATCH_CONDITION"}
@@ -124,6 +128,9 @@ class _Parser(DeclarationParsing, parser.Parser):
         return super()._parse_table_alias(alias_tokens=alias_tokens)
 
     def _parse_table(self, schema=False, *args, **kwargs):
+        if not schema and self._curr and self._curr.token_type == TokenType.TABLE and self._next \
+                and self._next.token_type == TokenType.L_PAREN:
+            return self._parse_window_function()
         this = super()._parse_table(schema, *args, **kwargs)
         if schema or type(this) is not exp.Table:
             return this
@@ -140,6 +147,45 @@ class _Parser(DeclarationParsing, parser.Parser):
         if window is None and within is None:
             return this
         return SourceTable(**this.args, window=window, within=within)
+
+    def _parse_window_function(self):
+        """`TABLE(TUMBLE|HOP|CUMULATE(TABLE t, DESCRIPTOR(col), interval...)) [AS] alias`."""
+        self._advance()  # TABLE
+        self._match_l_paren()
+        if not self._curr or self._curr.text.upper() not in WINDOW_FUNCTIONS:
+            self.raise_error("Expected TUMBLE, HOP or CUMULATE in TABLE(...)")
+        kind = self._curr.text.upper()
+        self._advance()
+        self._match_l_paren()
+        args = {}
+        positional = ("DATA", "TIMECOL", *WINDOW_FUNCTIONS[kind])
+        for index in range(len(positional)):
+            name = positional[index]
+            if self._curr and self._next and self._next.token_type == TokenType.FARROW:
+                name = self._curr.text.upper()
+                self._advance(2)
+            if name == "DATA":
+                self._match(TokenType.TABLE)
+                args[name] = self._parse_table_parts()
+            elif name == "TIMECOL":
+                if not self._match_text_seq("DESCRIPTOR"):
+                    self.raise_error("Expected DESCRIPTOR(time column)")
+                args[name] = self._parse_wrapped(self._parse_column)
+            else:
+                args[name] = self._parse_disjunction()
+            if not self._match(TokenType.COMMA):
+                break
+        self._match_r_paren()
+        self._match_r_paren()
+        missing = [n for n in ("DATA", "TIMECOL", *WINDOW_FUNCTIONS[kind][:-1]) if n not in args]
+        if missing:
+            self.raise_error(f"{kind} needs {', '.join(missing)}")
+        step = args.get("SLIDE") or args.get("STEP")
+        node = self.expression(WindowTableFunction(
+            kind=kind, this=args["DATA"], time_column=args["TIMECOL"], size=args["SIZE"], step=step,
+            offset=args.get("OFFSET")))
+        node.set("alias", self._parse_table_alias())
+        return node
 
     def _parse_within(self):
         before = after = grace = None
@@ -207,6 +253,13 @@ class StreamJoin(Dialect):
 
     class Generator(generator.Generator):
         TRANSFORMS = {**generator.Generator.TRANSFORMS, **STREAM_TRANSFORMS}
+
+
+class FlinkDialect(StreamJoin):
+    """Flink SQL: back-quoted identifiers (`int`, `timestamp`)."""
+
+    class Tokenizer(StreamJoin.Tokenizer):
+        IDENTIFIERS = ["`", '"']
 
 
 class LensesDialect(StreamJoin):

@@ -10,7 +10,7 @@ from enum import Enum
 
 from sqlglot.dialects.dialect import Dialect
 
-from streamjoin.dialect.dialect import LensesDialect, StreamJoin
+from streamjoin.dialect.dialect import FlinkDialect, LensesDialect, StreamJoin
 from streamjoin.dialect.errors import StreamJoinError
 
 
@@ -18,7 +18,7 @@ class JoinModel(Enum):
     """How a JOIN becomes a join operator."""
 
     KEYED = "keyed"  # Kafka Streams: the inputs' kinds (stream/table) pick the join, joined on keys
-    RELATIONAL = "relational"  # regular, interval or temporal join, from the condition and time attributes
+    RELATIONAL = "relational"  # regular, interval, temporal or window join, from the condition and time attributes
     WINDOWED = "windowed"  # every stream input is bounded by its OVER window; tables are snapshots
 
 
@@ -28,6 +28,9 @@ class OutputKey(Enum):
     NONE = "none"  # no key: every projected column is in the value
     PROJECTED_COLUMN = "projected_column"  # the projected column equal to the key moves to the key
     KEY_PSEUDO_COLUMN = "key_pseudo_column"  # `_key` = the result key; the value keeps every column
+    # The projected columns of the result's upsert key (plan/upsert_keys.py; none when it is not
+    # projected); the value keeps every column. A deletion is a tombstone of that key.
+    UPSERT_KEY = "upsert_key"
 
 
 class Flavour:
@@ -62,6 +65,16 @@ class Flavour:
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
     table_requires_primary_key: bool = False  # CREATE TABLE must name its PRIMARY KEY (tables join on keys)
     format_property_covers_key: bool = False  # WITH (FORMAT=...) sets the key format too (else value only)
+    # The format of a source key of several columns when none is declared (the default KAFKA
+    # format holds one column; None: such a key must declare its format).
+    multi_column_key_format: str | None = None
+    # -- relations (standard SQL that not every flavour reads)
+    derived_tables: bool = False  # a subquery in FROM / JOIN is a relation (`FROM (SELECT ...) t`)
+    create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
+    subquery_joins: bool = False  # WHERE [NOT] IN / [NOT] EXISTS (subquery): a semi / anti join
+    window_table_functions: bool = False  # FROM TABLE(TUMBLE|HOP|CUMULATE(...)): windowed rows
+    group_window_functions: bool = False  # GROUP BY TUMBLE|HOP(time, ...) with TUMBLE_START/_END/_ROWTIME
+    join_hints: bool = False  # SELECT /*+ STATE_TTL(...), BROADCAST(...) ... */ (else hints are rejected)
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
@@ -124,8 +137,17 @@ class Flink(Flavour):
     """Flink SQL: dynamic tables, joins chosen from the condition and time attributes."""
 
     name = "flink"
+    dialect = FlinkDialect()
+    output_key = OutputKey.UPSERT_KEY
+    multi_column_key_format = "JSON"  # what Flink's upsert connectors use for a composite key
     star_skips_proctime = True
     ddl_kind_from_key = True
+    derived_tables = True
+    create_view = True
+    subquery_joins = True
+    window_table_functions = True
+    group_window_functions = True
+    join_hints = True
 
 
 class Lenses(Flavour):

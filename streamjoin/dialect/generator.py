@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from streamjoin.dialect.nodes import (
     AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
-    Watermark, Within,
+    Watermark, WindowTableFunction, Within,
 )
 
 
@@ -46,6 +46,16 @@ def _aggregation_window_sql(self, e: AggregationWindow) -> str:
         if e.args.get(arg):
             parts.append(f"{word} {self.sql(e, arg)}")
     return f"{kind} ({', '.join(parts)})"
+
+
+def _window_function_sql(self, e: WindowTableFunction) -> str:
+    kind = e.args["kind"]
+    sizes = [self.sql(e, "step"), self.sql(e, "size")] if e.args.get("step") else [self.sql(e, "size")]
+    args = [f"TABLE {self.sql(e, 'this')}", f"DESCRIPTOR({self.sql(e, 'time_column')})", *sizes]
+    if e.args.get("offset"):
+        args.append(self.sql(e, "offset"))
+    alias = f" AS {self.sql(e, 'alias')}" if e.args.get("alias") else ""
+    return f"TABLE({kind}({', '.join(args)})){alias}"
 
 
 def _source_column_sql(self, e: SourceColumn) -> str:
@@ -107,6 +117,7 @@ TRANSFORMS = {
     Within: _within_sql,
     SourceTable: _source_table_sql,
     SourceColumn: _source_column_sql,
+    WindowTableFunction: _window_function_sql,
     CreateRelation: _create_relation_sql,
     StreamQuery: _stream_query_sql,
     ViewDefinition: lambda self, e: f"WITH {self.sql(e, 'this')} AS ({self.sql(e, 'expression')})",

@@ -35,6 +35,17 @@ class SourceTable(exp.Table):
     arg_types = {**exp.Table.arg_types, "window": False, "within": False}
 
 
+class WindowTableFunction(exp.Expression):
+    """Flink's windowing table-valued function in FROM: `TABLE(kind(TABLE t, DESCRIPTOR(ts), ...))`
+    with kind TUMBLE (size [, offset]), HOP (slide, size [, offset]) or CUMULATE (step, size
+    [, offset]); arguments by position or by name (`SIZE => INTERVAL '5' SECOND`). `this` is the
+    windowed relation (an exp.Table), `time_column` the DESCRIPTOR column; `step` is HOP's slide
+    or CUMULATE's step."""
+
+    arg_types = {"kind": True, "this": True, "time_column": True, "size": True, "step": False,
+                 "offset": False, "alias": False}
+
+
 class SourceColumn(exp.Expression):
     """A column element of CREATE STREAM/TABLE: `name type [KEY | PRIMARY KEY] [NOT NULL]
     [METADATA [FROM 'k'] [VIRTUAL] | HEADERS | HEADER('k')]`, or Flink's computed `name AS

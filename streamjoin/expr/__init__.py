@@ -6,7 +6,7 @@ themselves in that table when imported, which this package does once, here, so e
 `streamjoin.expr` import sees the full table.
 """
 
-from streamjoin.expr import forms, functions, ops  # noqa: F401  (register their compilers)
+from streamjoin.expr import forms, functions, ops, time_functions  # noqa: F401  (register their compilers)
 from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
 from streamjoin.expr.core import ExpressionError
 

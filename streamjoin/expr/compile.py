@@ -22,6 +22,7 @@ from sqlglot import exp
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.types import TIMESTAMP, SqlType, TypeSyntaxError, parse_type
 from streamjoin.expr.core import (
+    RESULT_TYPES,
     Env,
     Evaluator,
     ExpressionError,
@@ -190,6 +191,9 @@ class Scope:
             return next((t for name, t in fields if name.casefold() == node.expression.name.casefold()), None)
         if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
             return TIMESTAMP
+        if isinstance(node, exp.Anonymous) and node.name.upper() in RESULT_TYPES:
+            result = RESULT_TYPES[node.name.upper()]
+            return TIMESTAMP if result.is_timestamp else result
         if isinstance(node, (exp.Add, exp.Sub)) and (
             isinstance(node.expression, exp.Interval) or isinstance(node.this, exp.Interval)
         ):

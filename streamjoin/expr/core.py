@@ -23,6 +23,9 @@ Evaluator = Callable[[Env], Any]
 Compiler = Callable[[exp.Expression, Any], Evaluator]
 
 COMPILERS: dict[type[exp.Expression], Compiler] = {}
+# Named functions whose result type does not depend on their arguments (name -> SqlType), so a
+# projection of one is typed before any row: TO_TIMESTAMP(...) is a TIMESTAMP column.
+RESULT_TYPES: dict[str, Any] = {}
 
 
 class ExpressionError(ValueError):

@@ -20,7 +20,6 @@ from streamjoin.expr.values import (
     ceil_timestamp,
     floor_number,
     floor_timestamp,
-    parse_timestamp,
     round_half_up,
     to_millis,
     to_sql_string,
@@ -69,7 +68,7 @@ def _array_size(node: exp.ArraySize, scope) -> Evaluator:
 
 @named("CARDINALITY", "SIZE", "ARRAY_LENGTH")
 def _cardinality(args: list[Evaluator], node, scope) -> Evaluator:
-    _arity(node, args, 1, 1)
+    arity(node, args, 1, 1)
     return strict(len, *args)
 
 
@@ -167,24 +166,17 @@ def _round(node: exp.Round, scope) -> Evaluator:
     return strict(round_half_up, *_arguments(node, scope, "this", "decimals"))
 
 
-@named("TO_TIMESTAMP")
-def _to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
-    """TO_TIMESTAMP('YYYY-MM-DD HH:MM:SS[.fff]') (Flink's default format) -> epoch millis."""
-    _arity(node, args, 1, 1)
-    return strict(parse_timestamp, *args)
-
-
 @named("TIMESTAMPTOSTRING")
 def _timestamp_to_string(args: list[Evaluator], node, scope) -> Evaluator:
     """ksqlDB TIMESTAMPTOSTRING(epoch millis, Java pattern[, time zone]) -> text."""
-    _arity(node, args, 2, 3)
+    arity(node, args, 2, 3)
     return strict(lambda millis, pattern, *tz: format_millis(to_millis(millis), pattern, *tz), *args)
 
 
 @named("STRINGTOTIMESTAMP")
 def _string_to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
     """ksqlDB STRINGTOTIMESTAMP(text, Java pattern[, time zone]) -> epoch millis."""
-    _arity(node, args, 2, 3)
+    arity(node, args, 2, 3)
     return strict(parse_millis, *args)
 
 
@@ -221,7 +213,7 @@ def _nullif(node: exp.Nullif, scope) -> Evaluator:
 def _as_value(args: list[Evaluator], node, scope) -> Evaluator:
     """ksqlDB AS_VALUE(key column): the value itself; as an expression (not a column reference) it
     is a value column, never taken for the result key."""
-    _arity(node, args, 1, 1)
+    arity(node, args, 1, 1)
     return args[0]
 
 
@@ -247,7 +239,7 @@ def _flatten(node: exp.Flatten, scope) -> Evaluator:
     return strict(flatten_once, compile_node(node.this, scope))
 
 
-def _arity(node: exp.Expression, args: list, low: int, high: int) -> None:
+def arity(node: exp.Expression, args: list, low: int, high: int) -> None:
     if not low <= len(args) <= high:
         expected = str(low) if low == high else f"{low} to {high}"
         raise ExpressionError(f"{node.name.upper()} takes {expected} argument(s), got {len(args)}", node,

@@ -121,22 +121,28 @@ class AsofJoin(JoinProcessor):
         self.config = config
         self.watermarks = Watermarks((config.left_delay, config.right_delay))
         self.history = InMemoryStore()  # key -> list[Version], sorted by (ts, arrival)
-        self.pending: list[tuple[int, int, Hashable, Row]] = []  # (ts, arrival, key, left row)
+        # (ts, arrival, key, left row, its kind: a changelog probe's retractions join like rows)
+        self.pending: list[tuple[int, int, Hashable, Row, RowKind]] = []
         self.arrivals = 0
 
     def process(self, record: Record) -> list[Change]:
         if not self._accept(record):
             return []
         watermark = self.watermarks.current
-        late = record.ts < watermark
+        # A retraction of a probe row is never dropped: the row it withdraws may have been emitted.
+        late = record.ts < watermark and not record.kind.is_retraction
         if late:
             self.metrics.count("late")
         self.watermarks.observe(record.side, record.ts)
         self.arrivals += 1
         if record.side is Side.RIGHT:
+            # A changelog's old row (-U) is replaced by its successor; only a versioned table
+            # reads a -D, as a deletion version.
+            if record.kind.is_retraction and not (record.kind is RowKind.DELETE and self.right_tombstones_are_versions):
+                return self._emit_final()
             self._store_version(record, watermark)
         elif not late:
-            probe = (record.ts, self.arrivals, record.key, record.value)
+            probe = (record.ts, self.arrivals, record.key, record.value, record.kind)
             bisect.insort(self.pending, probe, key=_time_then_arrival)
         return self._emit_final()
 
@@ -159,7 +165,8 @@ class AsofJoin(JoinProcessor):
 
     def _store_version(self, record: Record, watermark: int) -> None:
         history = self._pruned(self.history.get(record.key, []), watermark)
-        bisect.insort(history, (record.ts, self.arrivals, record.value), key=_time_then_arrival)
+        row = None if record.kind is RowKind.DELETE else record.value  # a changelog's -D carries the row
+        bisect.insort(history, (record.ts, self.arrivals, row), key=_time_then_arrival)
         self.history.put(record.key, history)
 
     def _pruned(self, history: list[Version], watermark: int) -> list[Version]:
@@ -178,7 +185,7 @@ class AsofJoin(JoinProcessor):
         out: list[Change] = []
         waiting = []
         for index, probe in enumerate(self.pending):
-            ts, _, key, left = probe
+            ts, _, key, left, kind = probe
             final, version = self._match(ts, key, watermark)
             if not final:
                 if self.config.condition.looks_back:  # pending is in ts order: none after is
@@ -190,7 +197,7 @@ class AsofJoin(JoinProcessor):
             if right is not None and not accepts(self.config.residual, left, right):
                 right = None
             if right is not None or self.config.join_type is JoinType.LEFT:
-                out.append(Change(RowKind.INSERT, key, left, right, ts))
+                out.append(Change(kind, key, left, right, ts))
         self.pending = waiting
         return out
 

@@ -39,10 +39,17 @@ class JoinType(enum.Enum):
     RIGHT = "RIGHT"
     FULL = "FULL"
     CROSS = "CROSS"  # every pair (no key); only the s-Server window join accepts it
+    SEMI = "SEMI"  # a left row that has a match, once (`IN` / `EXISTS` subquery)
+    ANTI = "ANTI"  # a left row that has no match (`NOT IN` / `NOT EXISTS` subquery)
 
     def preserves(self, side: Side) -> bool:
         """Whether an unmatched row of `side` is emitted null-padded."""
         return self is JoinType.FULL or self.value == side.name
+
+    @property
+    def filters_left(self) -> bool:
+        """SEMI / ANTI: the result is left rows, kept or dropped by whether they match."""
+        return self in (JoinType.SEMI, JoinType.ANTI)
 
 
 # A residual condition over a candidate pair (left row, right row): the non-equi or multi-column
@@ -66,22 +73,6 @@ def padded(side: Side, key: Hashable | None, row: Row, ts: int) -> Change:
     return Change(RowKind.INSERT, key, left, right, ts)
 
 
-@dataclass(frozen=True)
-class Record:
-    """One input record as the join sees it.
-
-    `key` is the join key (a tuple for multi-column keys; None for a null key); `value` None is a
-    null-value record on a stream and a tombstone on a table. `ts` is the event time.
-    `seq` is the arrival position within the task, used only to break timestamp ties.
-    """
-
-    side: Side
-    key: Hashable | None
-    value: Row | None
-    ts: int
-    seq: int = 0
-
-
 class RowKind(enum.Enum):
     """Flink's RowKind: what a changelog row does to the result."""
 
@@ -93,6 +84,25 @@ class RowKind(enum.Enum):
     @property
     def is_retraction(self) -> bool:
         return self in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One input record as the join sees it.
+
+    `key` is the join key (a tuple for multi-column keys; None for a null key); `value` None is a
+    null-value record on a stream and a tombstone on a table. `ts` is the event time.
+    `seq` is the arrival position within the task, used only to break timestamp ties. `kind`:
+    what the row does to its input when that input is a changelog (an upstream join's or
+    aggregate's result, a normalized upsert table): a retraction (-U, -D) withdraws `value`.
+    """
+
+    side: Side
+    key: Hashable | None
+    value: Row | None
+    ts: int
+    seq: int = 0
+    kind: RowKind = RowKind.INSERT
 
 
 @dataclass(frozen=True)
@@ -188,7 +198,13 @@ class JoinMetrics:
 
 class JoinProcessor(ABC):
     """A running join: configuration is given at construction and never changes; state lives in
-    stores and the stream time; `metrics` counts what was not joined."""
+    stores and the stream time; `metrics` counts what was not joined. Most joins clock themselves
+    from the records' times; one that `needs_watermarks` is driven by `advance_watermark`."""
+
+    needs_watermarks = False
+    # How far behind its inputs' watermark an output row's time can be (an interval join emits
+    # a pair as late as the interval allows), so a downstream window waits that much longer.
+    watermark_hold = 0
 
     def __init__(self) -> None:
         self.metrics = JoinMetrics()
@@ -200,6 +216,11 @@ class JoinProcessor(ABC):
     def advance_to(self, ts: int) -> list[Change]:
         """Time moved to `ts` without a record (watermark, end of input with END_OF_TIME).
         Returns what closing windows emit. Operators without time-driven output return []."""
+        return []
+
+    def advance_watermark(self, side: Side, watermark: int) -> list[Change]:
+        """Input `side` promises no more rows behind `watermark` (its source's largest event time
+        minus the declared delay, passed down the pipeline)."""
         return []
 
     def process_all(self, records: list[Record]) -> list[Change]:

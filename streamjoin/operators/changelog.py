@@ -16,6 +16,8 @@ from streamjoin.operators.base import Change, JoinType, Row, RowKind
 
 # Every join type that pairs rows by key (CROSS pairs every row and belongs to window joins).
 KEYED_JOIN_TYPES = (JoinType.INNER, JoinType.LEFT, JoinType.RIGHT, JoinType.FULL)
+# ... and those whose result is the left rows that do (SEMI) or do not (ANTI) match.
+FILTERING_JOIN_TYPES = (JoinType.SEMI, JoinType.ANTI)
 
 
 def require_join_type(operator: str, join_type: JoinType, allowed: tuple[JoinType, ...]) -> None:

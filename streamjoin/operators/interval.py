@@ -11,7 +11,9 @@ from streamjoin.operators.stream_stream import TimeBoundedJoin
 @dataclass(frozen=True)
 class IntervalJoinConfig:
     """`l.t BETWEEN r.t + lower AND r.t + upper` (ms, both bounds inclusive; `r.t - INTERVAL '4'
-    HOUR` is lower = -4 h). `watermark_delay`: the sources' `WATERMARK FOR t AS t - delay`."""
+    HOUR` is lower = -4 h). `watermark_delay`: the sources' `WATERMARK FOR t AS t - delay`.
+    lower > upper is an empty interval (Flink accepts it): nothing matches and an outer join
+    pads every row of its preserved side(s)."""
 
     lower: int
     upper: int
@@ -20,8 +22,6 @@ class IntervalJoinConfig:
     residual: Residual | None = None
 
     def __post_init__(self) -> None:
-        if self.lower > self.upper:
-            raise ValueError(f"interval join lower bound {self.lower} is above upper bound {self.upper}")
         if self.watermark_delay < 0:
             raise ValueError(f"watermark delay must not be negative: {self.watermark_delay}")
 
@@ -51,6 +51,7 @@ class IntervalJoin(TimeBoundedJoin):
         super().__init__(config.join_type, before=config.upper, after=-config.lower,
                          residual=config.residual, close_lag=1, retention_lag=0)
         self.config = config
+        self.watermark_hold = max(config.upper, -config.lower, 0)
         self.max_ts = [BEGINNING_OF_TIME, BEGINNING_OF_TIME]
         self.floor = BEGINNING_OF_TIME  # set by advance_to (end of input, external watermark)
 

@@ -35,8 +35,9 @@ class TimeBoundedJoin(JoinProcessor):
     Per side, a store maps key -> list of entries [ts, id, row, matched]. Every stored record gets
     a timer: at `close_at` (its window end + lag) an unmatched record of a preserved side is
     emitted null-padded with its own ts; at `expire_at` (no later non-late record can reach it)
-    it leaves the store. Subclasses define the clock (stream time or watermark), what `late`
-    means and how a late record is treated.
+    it leaves the store. `before + after < 0` is an empty window: nothing matches. Subclasses
+    define the clock (stream time or watermark), what `late` means and how a late record is
+    treated.
     """
 
     def __init__(self, join_type: JoinType, before: int, after: int, residual: Residual | None,
@@ -44,8 +45,6 @@ class TimeBoundedJoin(JoinProcessor):
         super().__init__()
         if join_type is JoinType.CROSS:
             raise ValueError("a time-bounded stream-stream join needs a key; CROSS is not supported")
-        if before + after < 0:
-            raise ValueError(f"empty join window: before={before} ms, after={after} ms")
         self.join_type, self.before, self.after, self.residual = join_type, before, after, residual
         self.close_lag, self.retention_lag, self.eager_outer = close_lag, retention_lag, eager_outer
         self.stores = (InMemoryStore(), InMemoryStore())

@@ -16,8 +16,7 @@ from sqlglot import exp
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.copartition import copartition
-from streamjoin.plan.inputs import Input, JoinClause
-from streamjoin.plan.joins import _check_key_types, _finish
+from streamjoin.plan.inputs import Input, JoinClause, check_key_types, finish
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, qualifier
 
 ROWTIME = "ROWTIME"
@@ -58,7 +57,7 @@ def plan_asof(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
                             f"{time.table} is a table", where)
         _check_event_time(ctx, scope, side, time, written)
     split = cond.split(clause.condition, left.aliases, right.aliases)
-    _check_key_types(ctx, scope, split, join.args.get("on") or join)
+    check_key_types(ctx, scope, split, join.args.get("on") or join)
     lkeys, rkeys = [p[0] for p in split.pairs], [p[1] for p in split.pairs]
     if lkeys:
         left, right = copartition(ctx, left, right, lkeys, rkeys, join)
@@ -67,9 +66,9 @@ def plan_asof(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
         raise ctx.error("asof-partitions", "an ASOF JOIN without ON keys needs single-partition inputs "
                         f"({left.partitions or 1} vs {right.partitions or 1} partitions): add ON l.k = r.k", join)
     key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
-    return _finish(ctx, left, right, n.AsofJoin, jt, split, f"stream {jt} ASOF JOIN stream", key=lkeys,
-                   kind="stream", key_names=key_names, left_time=left_time, right_time=right_time,
-                   comparison=comparison)
+    return finish(ctx, left, right, n.AsofJoin, jt, split, f"stream {jt} ASOF JOIN stream", key=lkeys,
+                  kind="stream", key_names=key_names, left_time=left_time, right_time=right_time,
+                  comparison=comparison)
 
 
 def _match_sides(ctx: Context, scope: SelectScope, left: Input, right: Input, match: exp.Expr):

@@ -8,7 +8,7 @@ Lookup is case-insensitive and takes the whole (possibly dotted) name: `stocks.o
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from streamjoin.dialect.types import SqlType
 
@@ -99,11 +99,13 @@ class SourceDef:
 
 class Catalog:
     """Name -> SourceDef, case-insensitive. `define` replaces an existing entry (a later DDL or a
-    `WITH x AS (SELECT TABLE ...)` view wins)."""
+    `WITH x AS (SELECT TABLE ...)` view wins). `views`: name (lower case) -> (name, query) of a
+    `CREATE VIEW`, a query planned where a later statement reads it."""
 
     def __init__(self, sources: Iterable[SourceDef] = ()) -> None:
         self._sources: dict[str, SourceDef] = {}
         self.temporal_functions: dict[str, dict] = {}
+        self.views: dict[str, tuple[str, Any]] = {}
         for source in sources:
             self.define(source)
 
@@ -129,4 +131,5 @@ class Catalog:
     def copy(self) -> "Catalog":
         clone = Catalog(self._sources.values())
         clone.temporal_functions = dict(self.temporal_functions)
+        clone.views = dict(self.views)
         return clone

@@ -1,6 +1,6 @@
 """Checks of a whole statement before it is planned: clauses a streaming query cannot honour
 (which planning would otherwise silently drop), EMIT FINAL without a windowed aggregation,
-subqueries, every duration and INTERVAL read once, and a relation declared twice."""
+subqueries where the flavour reads none, every duration and INTERVAL read once, and a relation declared twice."""
 
 from __future__ import annotations
 
@@ -47,10 +47,13 @@ def check_statement(ctx: Context, statement: exp.Expr, declared: dict[str, exp.E
         raise ctx.error("unsupported-clause", f"{top.key.upper()} is not supported: write one query per input, "
                         "each INSERT INTO the same sink", top)
     for select in statement.find_all(exp.Select):
-        if select is not top:
+        nested = None if select is top else _nested_query(ctx, select)
+        if nested is False:
             raise ctx.error("subquery", f"a subquery is not supported here: declare it as its own query "
                             f"({VIEW_HINT}) and join or filter with that", select.parent or select)
         for arg, (what, instead) in _UNSUPPORTED.items():
+            if arg == "distinct" and nested == "test":
+                continue  # IN / EXISTS: duplicates do not change which rows match
             if select.args.get(arg):
                 raise ctx.error("unsupported-clause", f"{what} is not supported: {instead}", select.args[arg])
         if select.args.get("having") and not ctx.flavour.having_filters_groups:
@@ -101,6 +104,17 @@ def _check_time_clauses(ctx: Context, select: exp.Select) -> None:
         for clause, node, example in on_the_joined:
             if node is not None and leftmost:
                 raise ctx.error("time-clause", f"{clause} belongs to the joined (right) relation: {example}", node)
+
+
+def _nested_query(ctx: Context, select: exp.Select) -> str | bool:
+    """What a nested SELECT is, where the flavour reads it: "derived" (a subquery in FROM / JOIN,
+    switch derived_tables) or "test" (the query of WHERE [NOT] IN / EXISTS, switch
+    subquery_joins); False where it is not read."""
+    parent = select.parent
+    if isinstance(parent, exp.Subquery) and isinstance(parent.parent, (exp.From, exp.Join)):
+        return "derived" if ctx.flavour.derived_tables else False
+    tested = isinstance(parent, exp.Exists) or (isinstance(parent, exp.Subquery) and isinstance(parent.parent, exp.In))
+    return "test" if tested and ctx.flavour.subquery_joins else False
 
 
 def _windowed_aggregation(query: exp.Expr | None) -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 
 from streamjoin.plan import nodes as n
+from streamjoin.plan.changelog_nodes import ChangelogNormalize, Deduplicate
+from streamjoin.plan.window_nodes import WindowAggregate, WindowAssign, WindowSpec, WindowTvfJoin
 
 
 def explain(target) -> str:
@@ -51,6 +53,12 @@ def _window(window: n.RelationWindow | None) -> str:
     return f"{window.unit} {amount} preceding" + (f" to {window.following}" if window.following else "")
 
 
+def _window_spec(window: WindowSpec) -> str:
+    sizes = [_ms(window.step_ms), _ms(window.size_ms)] if window.kind != "TUMBLE" else [_ms(window.size_ms)]
+    offset = f" offset {_ms(window.offset_ms)}" if window.offset_ms else ""
+    return f"{window.kind}({', '.join(sizes)}){offset}"
+
+
 def _describe(node: n.PlanNode) -> str:
     key = f"  key [{_sql(node.key)}]" if node.key else ""
     if isinstance(node, n.Sink):
@@ -70,10 +78,21 @@ def _describe(node: n.PlanNode) -> str:
         return f"Repartition ({node.reason})  {node.kind}{key}  partitions {node.partitions or 'same'}"
     if isinstance(node, n.Join):
         return _describe_join(node, key)
+    if isinstance(node, Deduplicate):
+        order = node.order_time.sql() if node.order_time is not None else "arrival"
+        return f"Deduplicate  keep {'last' if node.keep_last else 'first'} by {order}  {node.kind}{key}"
+    if isinstance(node, ChangelogNormalize):
+        return f"ChangelogNormalize  {node.kind}{key}"
     if isinstance(node, n.Filter):
         return f"Filter  {node.predicate.sql()}"
     if isinstance(node, n.Lateral):
         return f"Lateral  {node.expression.sql()} AS {node.alias}"
+    if isinstance(node, WindowAssign):
+        zone = f" in {node.time_zone}" if node.time_zone else ""
+        return f"WindowAssign  {_window_spec(node.window)} on {node.time.sql()}{zone}  stream"
+    if isinstance(node, WindowAggregate):
+        aggs = ", ".join(f"{k}={v.sql()}" for k, v in node.aggregates.items())
+        return f"WindowAggregate  group by [{_sql(node.group_by)}]  {aggs}  stream (each window once, at its end)"
     if isinstance(node, n.Aggregate):
         aggs = ", ".join(f"{k}={v.sql()}" for k, v in node.aggregates.items())
         having = f"  having {node.having.sql()}" if node.having is not None else ""
@@ -97,6 +116,8 @@ def _describe_join(node: n.Join, key: str) -> str:
         parts.append(f"as of {node.time_attribute.sql()} ({'processing' if node.processing_time else 'event'} time)")
     if isinstance(node, n.AsofJoin):
         parts.append(f"match {node.left_time.sql()} {node.comparison} {node.right_time.sql()} (event time)")
+    if isinstance(node, WindowTvfJoin):
+        parts.append(f"window {_window_spec(node.window)} (each window once, at its end)")
     if isinstance(node, n.IntervalJoin):
         b = node.bounds
         parts.append(f"{b.left_time.sql()} - {b.right_time.sql()} in [{b.lower_ms}ms, {b.upper_ms}ms]")
@@ -117,4 +138,4 @@ def _semantics(node: n.Join):
         yield "reemit_on_table_update", node.reemit_on_late_table_row
         yield "snapshot_table_at_start", node.static_snapshot
     if isinstance(node, n.RegularJoin):
-        yield "state_ttl_ms", bool(node.state_ttl_ms)
+        yield "state_ttl_ms", node.state_ttl_ms not in (None, (None, None))

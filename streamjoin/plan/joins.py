@@ -1,13 +1,10 @@
-"""One join clause: what kind of join the inputs' kinds make it, the rules each flavour enforces,
-the co-partitioning it needs (plan.copartition), and its result kind and key."""
+"""One join clause: what kind of join the inputs' kinds make it (per the flavour's join model),
+the rules each flavour enforces, the co-partitioning it needs (plan.copartition), and its result
+kind and key. Flink's model is in relational.py."""
 
 from __future__ import annotations
 
-import re
-
 from dataclasses import replace
-
-from sqlglot import exp
 
 from streamjoin.dialect.flavours import JoinModel
 from streamjoin.plan import conditions as cond
@@ -15,9 +12,10 @@ from streamjoin.plan import nodes as n
 from streamjoin.plan.copartition import (
     check_windows, copartition, key_matches, side_names, window_of, windowed_alias,
 )
-from streamjoin.plan.inputs import Input, JoinClause
+from streamjoin.plan.inputs import Input, JoinClause, check_key_types, finish
 from streamjoin.plan.keys import KeyNaming, join_viable, synthetic_name
-from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col
+from streamjoin.plan.relational import plan_relational
+from streamjoin.plan.scope import Context, SelectScope, col
 
 
 def plan_join(ctx: Context, scope: SelectScope, left: Input, right: Input, clause: JoinClause) -> Input:
@@ -27,24 +25,13 @@ def plan_join(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
     if ctx.flavour.on_sides_single_table and clause.condition is not None and not clause.written_without_condition:
         cond.check_single_table_sides(ctx, clause.condition, clause.ast.args.get("on") or clause.ast)
     if jt == "CROSS" and not split.pairs and not split.residual:
-        return _finish(ctx, left, right, n.CrossJoin, "CROSS", split, written, left_window=left.window,
-                       right_window=right.window)
+        return finish(ctx, left, right, n.CrossJoin, "CROSS", split, written, left_window=left.window,
+                      right_window=right.window)
     if jt == "CROSS":
         jt = "INNER"  # CROSS JOIN + WHERE: for an inner join WHERE is the same as ON
-    plan = {JoinModel.KEYED: _plan_keyed, JoinModel.RELATIONAL: _plan_relational,
+    plan = {JoinModel.KEYED: _plan_keyed, JoinModel.RELATIONAL: plan_relational,
             JoinModel.WINDOWED: _plan_windowed}[ctx.flavour.join_model]
     return plan(ctx, scope, left, right, clause, split, jt, written)
-
-
-def _finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_names=(), naming=None,
-            **extra) -> Input:
-    kind = kind or ("stream" if left.kind == right.kind == "stream" or cls in (n.StreamTableJoin, n.TemporalJoin)
-                    else "table")
-    node = cls(kind, tuple(key), jt, left.node, right.node, tuple(p[0] for p in split.pairs),
-               tuple(p[1] for p in split.pairs), split.residual_predicate, written=written, **extra)
-    names = set(key_names) | ({k.sql() for k in key} if len(key) == 1 else set())
-    return Input(node, left.entries + right.entries, names, left.partitions or right.partitions, None, node,
-                 naming or KeyNaming.of_key(key, from_join=True))
 
 
 def _naming(ctx, before: tuple[Input, Input], after: tuple[Input, Input], lkeys, rkeys, jt) -> KeyNaming:
@@ -58,14 +45,6 @@ def _naming(ctx, before: tuple[Input, Input], after: tuple[Input, Input], lkeys,
         return KeyNaming(viable, from_join=True)
     columns = [c for side in after for e in side.entries for c in e.columns]
     return KeyNaming(synthetic=synthetic_name(columns), from_join=True)
-
-
-def _check_key_types(ctx: Context, scope: SelectScope, split, where) -> None:
-    for lhs, rhs in split.pairs:
-        lt, rt = scope.type_of(lhs), scope.type_of(rhs)
-        if lt and rt and not lt.joinable_with(rt):
-            raise ctx.error("key-type", f"Invalid join condition: types don't match. Got "
-                            f"{lhs.sql()}{{{lt.family}}} = {rhs.sql()}{{{rt.family}}}; CAST one side", where)
 
 
 def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
@@ -83,7 +62,7 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
     if flavour.equi_join_conditions_only and split.residual and not ctx.option("allow_non_equi_predicates"):
         raise ctx.error("equi-join", "Only equality join criteria is supported (set "
                         "'streamjoin.allow_non_equi_predicates'='true' to allow residual predicates)", where)
-    _check_key_types(ctx, scope, split, where)
+    check_key_types(ctx, scope, split, where)
     check_windows(ctx, left, right, clause.ast)
     if window_of(left) is not None:  # windowed keys join only within the same window: equal bounds too
         bounds = [(col(windowed_alias(left), b), col(windowed_alias(right), b)) for b in flavour.window_columns]
@@ -110,8 +89,8 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
         if flavour.zero_grace_by_default and window.grace_ms is None:
             window = replace(window, grace_ms=0)
         eager = flavour.eager_outer_without_grace and clause.within.grace_ms is None
-        return _finish(ctx, left, right, n.StreamStreamJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       naming=naming, window=window, eager_outer=ctx.option("eager_outer", eager))
+        return finish(ctx, left, right, n.StreamStreamJoin, jt, split, written, key=lkeys, key_names=key_names,
+                      naming=naming, window=window, eager_outer=ctx.option("eager_outer", eager))
     if clause.within is not None:
         raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input", clause.ast)
     if lk == "stream":  # stream-table
@@ -125,9 +104,9 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
         left, right = copartition(ctx, left, right, lkeys, rkeys, clause.ast)
         key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 else set()
         reemit = jt == "LEFT" and ctx.option("reemit_on_table_update", flavour.reemit_on_late_table_row)
-        return _finish(ctx, left, right, n.StreamTableJoin, jt, split, written, key=lkeys, key_names=key_names,
-                       naming=_naming(ctx, before, (left, right), lkeys, rkeys, jt),
-                       reemit_on_late_table_row=reemit)
+        return finish(ctx, left, right, n.StreamTableJoin, jt, split, written, key=lkeys, key_names=key_names,
+                      naming=_naming(ctx, before, (left, right), lkeys, rkeys, jt),
+                      reemit_on_late_table_row=reemit)
     # table-table
     if flavour.table_joins_on_primary_key and not key_matches(right, rkeys):
         raise ctx.error("table-table-key", f"{condition}: a table-table join must use the primary key of the "
@@ -141,89 +120,15 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
                             f"on its left, not the result of joining {side_names(left)}", where)
         owner = left.entries[0].source.name if left.entries[0].source else left.entries[0].alias
         naming = KeyNaming(left.node.key, every_part=True, owner=owner, from_join=True)
-        return _finish(ctx, left, right, n.ForeignKeyJoin, jt, split, written, key=left.node.key,
-                       key_names=left.key_names, naming=naming,
-                       tombstone_without_result=ctx.option("fk_redundant_tombstones",
-                                                           flavour.foreign_key_tombstone_without_result))
+        return finish(ctx, left, right, n.ForeignKeyJoin, jt, split, written, key=left.node.key,
+                      key_names=left.key_names, naming=naming,
+                      tombstone_without_result=ctx.option("fk_redundant_tombstones",
+                                                          flavour.foreign_key_tombstone_without_result))
     before = (left, right)
     left, right = copartition(ctx, left, right, lkeys, rkeys, clause.ast)
     key_names = {e.sql() for e in lkeys + rkeys} if len(lkeys) == 1 and jt != "FULL" else set()
-    return _finish(ctx, left, right, n.TableTableJoin, jt, split, written, key=lkeys, key_names=key_names,
-                   naming=_naming(ctx, before, (left, right), lkeys, rkeys, jt))
-
-
-def _plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Input:
-    """Flink: a temporal join (FOR SYSTEM_TIME AS OF), an interval join (time bounds between two
-    streams) or a regular join."""
-    where = clause.ast.args.get("on") or clause.ast
-    if clause.temporal is not None:
-        entry = right.entries[0]
-        processing = _is_proctime(scope, clause.temporal)
-        _check_temporal(ctx, left, entry, clause.temporal, processing, clause.ast)
-        if not processing and entry.kind == "versioned_table":
-            pk = {f"{entry.alias}.{k}".lower() for k in entry.key_columns}
-            if not pk <= {r.sql().lower() for _, r in split.pairs}:
-                raise ctx.error("temporal-primary-key", "Temporal table join requires the primary key "
-                                f"({', '.join(entry.key_columns)}) of {entry.alias} to be contained in the "
-                                "equivalence condition of the temporal join", where)
-        if jt not in ("INNER", "LEFT"):
-            raise ctx.error("temporal-join-type", f"{jt} temporal joins are not supported (INNER and LEFT only)", clause.ast)
-        return _finish(ctx, left, right, n.TemporalJoin, jt, split, written, kind="stream",
-                       time_attribute=clause.temporal, processing_time=processing)
-    left_times = {t for e in left.entries for t in _times(e)}
-    right_times = {t for e in right.entries for t in _times(e)}
-    for conjunct in split.residual:
-        bounds = cond.interval_bounds(conjunct, left_times, right_times)
-        if bounds and left.kind == right.kind == "stream":
-            rest = cond.SplitCondition(split.pairs, [c for c in split.residual if c is not conjunct])
-            return _finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind="stream",
-                           bounds=n.IntervalBounds(*bounds))
-    kind = "stream" if left.kind == right.kind == "stream" and jt == "INNER" else "table"
-    ttl = _state_ttl_ms(ctx, clause.ast)
-    return _finish(ctx, left, right, n.RegularJoin, jt, split, written, kind=kind, state_ttl_ms=ttl)
-
-
-_TTL = re.compile(r"^\s*(\d+)\s*(ms|milli|millis|milliseconds?|s|sec|secs|seconds?|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
-_TTL_UNIT_MS = {"ms": 1, "m": 60_000, "s": 1000, "h": 3_600_000, "d": 86_400_000}
-
-
-def _state_ttl_ms(ctx, where) -> int | None:
-    """Flink `SET 'table.exec.state.ttl' = '1 h'` (0 or unset: keep state forever)."""
-    text = ctx.settings.get("table.exec.state.ttl")
-    if text is None:
-        return None
-    match = _TTL.match(str(text))
-    if not match:
-        raise ctx.error("state-ttl", f"table.exec.state.ttl must be a duration like '1 h' or '3600000 ms', "
-                        f"got {text!r}", where)
-    unit = (match.group(2) or "ms").lower()
-    key = "ms" if unit.startswith("mil") or unit == "ms" else ("m" if unit.startswith("min") else unit[0])
-    return int(match.group(1)) * _TTL_UNIT_MS[key] or None
-
-
-def _check_temporal(ctx, left: Input, entry: ScopeEntry, time: exp.Expr, processing: bool, join) -> None:
-    """AS OF takes a time attribute of the left input; event time needs a versioned right table."""
-    attributes = sorted(t for e in left.entries for t in _times(e))
-    written = f"{time.table}.{time.name}" if isinstance(time, exp.Column) else time.sql()
-    if written not in attributes:
-        own = f"one of {', '.join(attributes)}" if attributes else (
-            "a column with a WATERMARK (event time) or AS PROCTIME() (processing time), which the left "
-            "input does not declare")
-        raise ctx.error("temporal-time-attribute", f"FOR SYSTEM_TIME AS OF takes the left input's time "
-                        f"attribute, {own}; {written} is not one", join.this.args.get("version") or join)
-    if not processing and entry.kind != "versioned_table":
-        raise ctx.error("temporal-versioned-table", f"an event-time temporal join reads a versioned table, and "
-                        f"{entry.alias} is not one: declare it with a PRIMARY KEY and a WATERMARK (or join "
-                        "FOR SYSTEM_TIME AS OF a PROCTIME() attribute)", join.this)
-
-
-def _times(entry: ScopeEntry) -> set[str]:
-    return {f"{entry.alias}.{c}" for c in (entry.timestamp, entry.proctime) if c}
-
-
-def _is_proctime(scope: SelectScope, expression: exp.Expr) -> bool:
-    entry = scope.find(expression.table) if isinstance(expression, exp.Column) else None
-    return bool(entry and entry.proctime and entry.proctime.lower() == expression.name.lower())
+    return finish(ctx, left, right, n.TableTableJoin, jt, split, written, key=lkeys, key_names=key_names,
+                  naming=_naming(ctx, before, (left, right), lkeys, rkeys, jt))
 
 
 def _plan_windowed(ctx, scope, left, right, clause, split, jt, written) -> Input:
@@ -231,9 +136,9 @@ def _plan_windowed(ctx, scope, left, right, clause, split, jt, written) -> Input
     as it was when the query started."""
     where = clause.ast.args.get("on") or clause.ast
     if left.kind == right.kind == "stream":
-        return _finish(ctx, left, right, n.OverWindowJoin, jt, split, written, kind="stream",
-                       left_window=left.window or n.RelationWindow("RANGE", 0),
-                       right_window=right.window or n.RelationWindow("RANGE", 0))
+        return finish(ctx, left, right, n.OverWindowJoin, jt, split, written, kind="stream",
+                      left_window=left.window or n.RelationWindow("RANGE", 0),
+                      right_window=right.window or n.RelationWindow("RANGE", 0))
     if left.kind == "stream" or right.kind == "stream":
         if not split.pairs:
             raise ctx.error("theta-join", "stream-table joins must be equi-joins (a join using an equality "
@@ -247,7 +152,6 @@ def _plan_windowed(ctx, scope, left, right, clause, split, jt, written) -> Input
         elif jt not in ("INNER", "LEFT"):
             raise ctx.error("stream-table-join-type", "an outer stream-table join must be one-sided: "
                             "keep the stream side", clause.ast)
-        return _finish(ctx, left, right, n.StreamTableJoin, jt, split, written, kind="stream",
-                       static_snapshot=True)
-    return _finish(ctx, left, right, n.TableTableJoin, jt, split, written, kind="table")
-
+        return finish(ctx, left, right, n.StreamTableJoin, jt, split, written, kind="stream",
+                      static_snapshot=True)
+    return finish(ctx, left, right, n.TableTableJoin, jt, split, written, kind="table")

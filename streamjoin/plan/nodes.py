@@ -89,9 +89,13 @@ class IntervalBounds:
     upper_ms: int
 
 
+FILTERING_JOINS = ("SEMI", "ANTI")
+
+
 @dataclass(frozen=True, eq=False)
 class Join(PlanNode):
-    """Common shape of every join. join_type: INNER, LEFT, RIGHT, FULL or CROSS. left_keys[i]
+    """Common shape of every join. join_type: INNER, LEFT, RIGHT, FULL, CROSS, or SEMI / ANTI
+    (a subquery test: the result is the left rows that do / do not match). left_keys[i]
     equals right_keys[i] (qualified expressions; empty for CROSS and key-less joins); residual:
     the rest of the condition (or None), evaluated per candidate pair. The subclasses' own fields
     carry the flavour-chosen semantics their operator needs."""
@@ -146,10 +150,15 @@ class ForeignKeyJoin(Join):
 
 @dataclass(frozen=True, eq=False)
 class RegularJoin(Join):
-    """Flink regular join: both inputs kept in state, either side triggers output. state_ttl_ms:
+    """Flink regular join: both inputs kept in state, either side triggers output. state_ttl_ms
+    (or a (left, right) pair, from STATE_TTL hints):
     how long (in stream time) a row is kept (Flink's table.exec.state.ttl; None: forever)."""
 
-    state_ttl_ms: int | None = None
+    state_ttl_ms: int | tuple[int | None, int | None] | None = None
+    # An input read as upserts by its join key (a table keyed by exactly that); any other input
+    # is a changelog whose retractions (-U, -D) carry the rows they withdraw.
+    left_upsert: bool = False
+    right_upsert: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,6 +270,9 @@ class Project(PlanNode):
     key_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
     value_columns: Mapping[str, exp.Expr] = field(default_factory=dict)
     alias: str = ""  # a view's projection read by a later query: the alias it is read under
+    # The output key is the key columns' values (Flink's upsert key), not the key the result's
+    # changes carry (the join, group or partition key).
+    key_from_columns: bool = False
 
     @property
     def children(self):
@@ -288,7 +300,8 @@ class Sink(PlanNode):
 
 
 __all__ = [
-    "Aggregate", "AsofJoin", "CrossJoin", "GroupWindow", "Filter", "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
+    "FILTERING_JOINS", "Aggregate", "AsofJoin", "CrossJoin", "GroupWindow", "Filter",
+    "ForeignKeyJoin", "IntervalBounds", "IntervalJoin", "Join",
     "JoinWindow", "Lateral", "OverWindowJoin", "PlanNode", "Project", "RegularJoin", "RelationWindow",
     "Repartition", "Sink", "Source", "StreamStreamJoin", "StreamTableJoin", "TableTableJoin", "TemporalJoin",
 ]

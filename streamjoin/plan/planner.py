@@ -9,7 +9,7 @@ LATERAL, WHERE (Filter), GROUP BY (Aggregate), PARTITION BY (Repartition), the p
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -90,6 +90,14 @@ def plan_program(sql_text: str, catalog: Catalog | None = None, dialect: str | F
     queries of the text."""
     catalog = catalog.copy() if catalog is not None else Catalog()
     ctx = Context(sql_text, file, _flavour(sql_text, file, dialect), catalog, dict(settings or {}))
+    structured = ctx.flavour.multi_column_key_format
+    for source in list(catalog) if structured else ():
+        if len(source.key_columns) > 1 and source.key_format == "KAFKA":  # the default holds one column
+            catalog.define(replace(source, key_format=structured))
+    for name, delay in (ctx.settings.get("watermark_delay_ms") or {}).items():
+        declared = catalog.get(name)  # `WATERMARK FOR ts AS ts - INTERVAL ...` stated as a case setting
+        if declared is not None:
+            catalog.define(replace(declared, watermark_delay_ms=int(delay)))
     function = ctx.settings.get("temporal_table_function")
     if function:
         catalog.temporal_functions[function["name"].lower()] = function
@@ -129,6 +137,10 @@ def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
         return SourceDeclaration(source)
     if isinstance(statement, ViewDefinition):
         return _plan_view(ctx, statement, views)
+    if isinstance(statement, exp.Create) and statement.kind == "VIEW" and ctx.flavour.create_view:
+        name = table_name(statement.this)
+        ctx.catalog.views[name.lower()] = (name, statement.expression)
+        return PlannedView(name, "view")
     if isinstance(statement, CreateRelation):
         name = relation_name(ctx, statement.this)
         query = _plan_query(ctx, statement.expression, views, name, statement.args["kind"].lower(),

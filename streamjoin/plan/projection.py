@@ -13,6 +13,7 @@ from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan.inputs import Input
 from streamjoin.plan.keys import KeyNaming, is_synthetic_reference
 from streamjoin.plan.scope import Context, SelectScope, col
+from streamjoin.plan.upsert_keys import projected_key
 
 Item = tuple[str, exp.Expr, exp.Expr]  # (output name, resolved expression, node as written)
 
@@ -157,6 +158,8 @@ def split_key(ctx: Context, current: Input, items: list[Item], key_label: str | 
         values[name], written[name] = expr, node
     key_exprs = current.node.key
     output_key = ctx.flavour.output_key
+    if output_key is OutputKey.UPSERT_KEY:
+        return Projected(projected_key(current.node, values), values)
     if output_key is OutputKey.KEY_PSEUDO_COLUMN:
         return Projected({"_key": key_exprs[0]} if len(key_exprs) == 1 else {}, values)
     if output_key is OutputKey.NONE or not key_exprs:

@@ -68,15 +68,20 @@ def relation_input(ctx: Context, table: exp.Expr, views: dict[str, View], window
     return source_input(ctx, alias, source, None, window)
 
 
-def temporal_function_input(ctx: Context, lateral: exp.Lateral) -> tuple[Input, exp.Expr]:
-    """Flink `LATERAL TABLE (Rates(o.rowtime)) [AS r]`: the function's history table read as a
-    versioned table keyed by its primary key. Returns the input and the (unresolved) time argument."""
+def temporal_function(ctx: Context, lateral: exp.Lateral) -> tuple[dict, str, exp.Expr]:
+    """Flink `LATERAL TABLE (Rates(o.rowtime)) [AS r]`: the registered function's spec, the alias
+    and the (unresolved) time argument."""
     call = lateral.this
     inner = call.expressions[0] if isinstance(call, exp.Anonymous) and call.name.upper() == "TABLE" else call
     fn_name = inner.name if isinstance(inner, (exp.Anonymous, exp.Func)) else ""
     spec = ctx.catalog.temporal_functions.get(fn_name.lower())
     if spec is None or not inner.expressions:
         raise ctx.error("unknown-function", f"unknown temporal table function {fn_name or inner.sql()!r}", lateral)
+    return spec, lateral.alias or fn_name, inner.expressions[0]
+
+
+def temporal_function_input(ctx: Context, lateral: exp.Lateral, spec: dict, alias: str) -> Input:
+    """The function's history table read as a versioned table keyed by its primary key."""
     history = ctx.catalog.get(spec["history_table"])
     if history is None:
         raise ctx.error("unknown-relation", f"unknown history table {spec['history_table']!r}", lateral)
@@ -85,8 +90,17 @@ def temporal_function_input(ctx: Context, lateral: exp.Lateral) -> tuple[Input, 
                           (spec["primary_key"],), history.columns, history.key_format, history.value_format,
                           None if proctime else spec["time_attribute"], history.proctime,
                           key_in_value=not history.key_columns)
-    alias = lateral.alias or fn_name
-    return source_input(ctx, alias, versioned), inner.expressions[0]
+    return source_input(ctx, alias, versioned)
+
+
+def versioned_view(history: Input, spec: dict) -> Input:
+    """A view's rows (e.g. a filtered history) read as the function's versioned table: keyed by
+    its primary key, versions ordered by its time attribute."""
+    entry = history.entries[0]
+    time = entry.column(spec["time_attribute"])
+    versioned = replace(entry, kind="versioned_table", key_columns=(entry.column(spec["primary_key"]),),
+                        timestamp=None if time == entry.proctime else time)
+    return replace(history, entries=[versioned])
 
 
 def _relation_window(ctx: Context, window, named: dict) -> n.RelationWindow | None:

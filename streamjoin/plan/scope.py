@@ -10,6 +10,8 @@ from streamjoin.plan.catalog import Catalog, SourceDef
 from streamjoin.dialect.errors import StreamJoinError, error_at
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.types import SqlType, TypeSyntaxError
+from streamjoin.plan.window_nodes import WindowSpec
+
 
 @dataclass
 class Context:
@@ -21,6 +23,7 @@ class Context:
     catalog: Catalog
     settings: dict = field(default_factory=dict)
     statement: exp.Expr | None = None  # the one being planned
+    derived: int = 0  # derived tables planned so far: an unnamed one is read as `_subquery<n>`
 
     def error(self, rule: str, message: str, node: exp.Expr | None = None) -> StreamJoinError:
         """The error at `node` (at worst at the statement being planned)."""
@@ -31,6 +34,16 @@ class Context:
         (the flavour's switch where the seeds disagree)."""
         value = self.settings.get(f"streamjoin.{name}", self.settings.get(name))
         return default if value is None else str(value).lower() in ("true", "1", "yes")
+
+
+@dataclass(frozen=True)
+class WindowedBy:
+    """A relation whose rows belong to windows (a windowing table function, or a window
+    aggregate over one): the window and the columns holding each row's window bounds."""
+
+    window: WindowSpec
+    start: str = "window_start"
+    end: str = "window_end"
 
 
 @dataclass
@@ -45,6 +58,7 @@ class ScopeEntry:
     timestamp: str | None = None
     proctime: str | None = None
     source: SourceDef | None = None
+    windowed: WindowedBy | None = None
 
     def column(self, name: str) -> str | None:
         lowered = name.lower()
@@ -73,11 +87,13 @@ class SelectScope:
     """The relations of one SELECT; `resolve` returns a copy of an expression with every column
     qualified by its relation's alias and spelled as declared."""
 
-    def __init__(self, ctx: Context, entries: list[ScopeEntry] | None = None) -> None:
+    def __init__(self, ctx: Context, entries: list[ScopeEntry] | None = None,
+                 outer: "SelectScope | None" = None) -> None:
         self.ctx, self.entries = ctx, list(entries or [])
         self.using: dict[str, str] = {}  # USING/NATURAL column (lower) -> alias that provides it
         self.pseudo = {name for name, _ in ctx.flavour.pseudo_columns}
         self.synthetic_key: str | None = None  # the joins' synthetic key column, once they are planned
+        self.outer = outer  # a subquery's enclosing query: names not found here are looked up there
 
     def add(self, entry: ScopeEntry, written: exp.Expr | None = None) -> None:
         """`written`: the relation as the query names it (where a duplicate alias is reported)."""
@@ -94,7 +110,8 @@ class SelectScope:
             return exact[0]
         by_source = [e for e in self.entries if e.source and e.source.name.lower() == lowered]
         by_suffix = [e for e in self.entries if e.alias.lower().split(".")[-1] == lowered]
-        return (by_source or by_suffix or [None])[0]
+        found = (by_source or by_suffix or [None])[0]
+        return found if found is not None or self.outer is None else self.outer.find(alias)
 
     def resolve_column(self, column: exp.Column) -> exp.Column:
         resolved = self._resolve_column(column)
@@ -130,6 +147,8 @@ class SelectScope:
         if not matches and pseudo in self.pseudo:
             aliases = ", ".join(e.alias for e in self.entries)
             raise self.ctx.error("ambiguous-column", f"{pseudo} is in every relation ({aliases}); qualify it", column)
+        if not matches and self.outer is not None:
+            return self.outer.resolve_column(column)
         if not matches:
             raise self.ctx.error("unknown-column", f"unknown column {name!r}", column)
         aliases = ", ".join(e.alias for e in matches)

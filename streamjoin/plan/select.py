@@ -9,28 +9,37 @@ from sqlglot import exp
 
 from streamjoin.plan import comparisons
 from streamjoin.plan import conditions as cond
+from streamjoin.dialect import WindowTableFunction
+from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan import nodes as n
+from streamjoin.plan.changelog_nodes import Deduplicate
 from streamjoin.plan import projection
 from streamjoin.dialect.nodes import AggregationWindow
+from streamjoin.plan.clauses import join_clause, lateral_clause
+from streamjoin.plan.deduplication import deduplicate, first_rank_columns, row_number
+from streamjoin.plan.hints import state_ttl_hints
+from streamjoin.plan.inputs import Input
 from streamjoin.plan.keys import KeyNaming
-from streamjoin.plan.asof import is_asof, plan_asof
-from streamjoin.plan.inputs import Input, JoinClause
-from streamjoin.plan.joins import plan_join
-from streamjoin.plan.relations import relation_input, temporal_function_input
-from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, col, relations
+from streamjoin.plan.relations import (
+    relation_input, table_name, temporal_function, temporal_function_input, versioned_view,
+)
+from streamjoin.plan.scope import Context, SelectScope, ScopeEntry, WindowedBy, col
+from streamjoin.plan.windows import group_window, window_aggregate, window_input, windowed_table
+from streamjoin.plan.subqueries import check_uncorrelated, reads_one_relation, semi_anti_join, subquery_predicate
 
 
 def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sink: str | None = None,
-                emit_final: bool = False):
+                emit_final: bool = False, ranked: frozenset = frozenset()):
     """The plan of one SELECT up to its Project. `sink`: the relation a persistent query writes
-    (None for a transient query or a view); `emit_final`: EMIT FINAL."""
+    (None for a transient query or a view); `emit_final`: EMIT FINAL; `ranked`: the columns the
+    enclosing query keeps at 1 (a ROW_NUMBER here deduplicates)."""
     scope = SelectScope(ctx)
     named = [w for w in select.args.get("windows") or [] if not isinstance(w, AggregationWindow)]
     windows = {w.name.lower(): w.args.get("spec") for w in named}
     from_ = select.args.get("from_")
     if from_ is None:
         raise ctx.error("missing-from", "a streaming query needs a FROM clause", select)
-    current = relation_input(ctx, from_.this, views, windows)
+    current = _relation(ctx, from_.this, views, windows, first_rank_columns(select))
     rights = [(join, *_right_input(ctx, join, views, windows)) for join in select.args.get("joins") or []]
     laterals = [(lateral, ScopeEntry(lateral.alias or "element", {lateral.alias or "element": None}, "stream"))
                 for lateral in select.args.get("laterals") or []]
@@ -40,32 +49,58 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     for node, entries in written:
         for entry in entries:
             scope.add(entry, node)
-    where = [scope.resolve(c) for c in cond.conjuncts(select.args["where"].this)] if select.args.get("where") else []
+    where, tests = [], []
+    for conjunct in cond.conjuncts(select.args["where"].this) if select.args.get("where") else []:
+        test = subquery_predicate(conjunct) if ctx.flavour.subquery_joins else None
+        if test is None:
+            where.append(scope.resolve(conjunct))
+        else:
+            tests.append(test)
     for conjunct in where:
         comparisons.check(ctx, scope, conjunct, "WHERE")
     key_label = None
+    state_ttl = state_ttl_hints(ctx, select, scope)
     for join, right, temporal_arg in rights:
-        current, key_label = _join(ctx, scope, current, join, right, temporal_arg, where)
+        current, key_label = join_clause(ctx, scope, current, join, right, temporal_arg, where, state_ttl)
     for lateral, entry in laterals:
-        current = _lateral(ctx, scope, current, lateral, entry)
+        current = lateral_clause(ctx, scope, current, lateral, entry)
     if where:
         current = replace(current, node=n.Filter(current.node.kind, current.node.key, current.node,
                                                  exp.and_(*where)))
+    number = row_number(select)
+    if number is not None:
+        current = deduplicate(ctx, scope, current, number, ranked)
+    for test in tests:
+        from_ = test.query.args.get("from_")
+        if from_ is None:
+            raise ctx.error("subquery", "a subquery in WHERE needs a FROM clause", test.written)
+        if reads_one_relation(test.query):
+            right = _relation(ctx, from_.this, views, windows)
+        else:
+            check_uncorrelated(ctx, test, scope)
+            ctx.derived += 1
+            right = _derived(ctx, test.query, f"_subquery{ctx.derived}", views, test.written)
+        current = semi_anti_join(ctx, scope, current, right, test)
+    if select.args.get("group") and ctx.flavour.group_window_functions:
+        current, select = group_window(ctx, select, scope, current) or (current, select)
     scope.synthetic_key = current.naming.synthetic
-    items = projection.expand(ctx, scope, select, current.naming, partitioned=bool(partition_by))
+    items = [(name, exp.Literal.number(1) if written is number else expr, written)  # every kept row is rank 1
+             for name, expr, written in projection.expand(ctx, scope, select, current.naming,
+                                                          partitioned=bool(partition_by))]
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
     having = scope.resolve(select.args["having"].this) if select.args.get("having") else None
     comparisons.check(ctx, scope, having, "HAVING")
     if having is not None and not aggregated:
         raise ctx.error("having", "HAVING needs GROUP BY or an aggregate", select.args["having"])
-    group_window = _group_window(ctx, select, emit_final)
-    if group_window is not None and not aggregated:
+    aggregation_window = _aggregation_window(ctx, select, emit_final)
+    if aggregation_window is not None and not aggregated:
         raise ctx.error("window-without-group-by", "WINDOW TUMBLING|HOPPING needs GROUP BY", select)
     if aggregated:
         aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
-        key = tuple(group_by) + (_BOUNDS if group_window else ())
-        node = n.Aggregate("table", key, current.node, tuple(group_by), aggregates, having, group_window)
+        key = tuple(group_by) + (_BOUNDS if aggregation_window else ())
+        node = window_aggregate(current.entries, current.node, group_by, aggregates, having) or \
+            n.Aggregate("table", key, current.node, tuple(group_by), aggregates, having, aggregation_window)
         current = replace(current, node=node,
                           key_names={g.sql() for g in group_by} if len(group_by) == 1 else set(),
                           naming=KeyNaming.of_key(group_by))
@@ -78,7 +113,9 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
         key_label = projection.folded(ctx, first.this) if isinstance(first, exp.Column) else "KSQL_COL_0"
     projected = projection.split_key(ctx, current, items, key_label, sink)
     kind = current.node.kind
-    project = n.Project(kind, current.node.key, current.node, projected.key, projected.values)
+    upsert = ctx.flavour.output_key is OutputKey.UPSERT_KEY
+    key = tuple(projected.key.values()) if upsert else current.node.key
+    project = n.Project(kind, key, current.node, projected.key, projected.values, key_from_columns=upsert)
     return replace(current, node=project), list(projected.key), list(projected.values), kind, scope
 
 
@@ -87,7 +124,7 @@ _BOUNDS = (exp.column("WINDOWSTART"), exp.column("WINDOWEND"))
 _DAY_MS = 24 * 3_600_000
 
 
-def _group_window(ctx: Context, select: exp.Select, emit_final: bool) -> n.GroupWindow | None:
+def _aggregation_window(ctx: Context, select: exp.Select, emit_final: bool) -> n.GroupWindow | None:
     window = next((w for w in select.args.get("windows") or [] if isinstance(w, AggregationWindow)), None)
     if window is None:  # EMIT FINAL without a window is rejected before planning (plan.checks)
         return None
@@ -107,94 +144,66 @@ def _group_window(ctx: Context, select: exp.Select, emit_final: bool) -> n.Group
 def _right_input(ctx: Context, join: exp.Join, views, windows):
     right_ast = join.this
     if isinstance(right_ast, exp.Lateral):
-        return temporal_function_input(ctx, right_ast)
+        spec, alias, time_argument = temporal_function(ctx, right_ast)
+        view = ctx.catalog.views.get(spec["history_table"].lower())
+        if view is not None:
+            return versioned_view(_derived(ctx, view[1], alias, views, right_ast), spec), time_argument
+        return temporal_function_input(ctx, right_ast, spec, alias), time_argument
     version = right_ast.args.get("version")
-    return relation_input(ctx, right_ast, views, windows), version.expression if version is not None else None
+    return _relation(ctx, right_ast, views, windows), version.expression if version is not None else None
 
 
-def _join(ctx: Context, scope: SelectScope, left: Input, join: exp.Join, right: Input, temporal_arg, where: list):
-    right_ast = join.this
-    temporal = scope.resolve(temporal_arg) if temporal_arg is not None else None
-    join_type = _join_type(join)
-    condition, no_condition = _condition(ctx, scope, left, right, join, where, join_type)
-    outside = relations(condition) - left.aliases - right.aliases if condition is not None else set()
-    if outside:
-        raise ctx.error("unknown-relation", f"the join condition references {', '.join(sorted(outside))}, "
-                        "which is not joined yet", join.args.get("on") or join)
-    within = right_ast.args.get("within") if isinstance(right_ast, exp.Table) else None
-    window = None
-    if within is not None:
-        before = within.args["before"].millis if within.args.get("before") else 0
-        after = within.args["after"].millis if within.args.get("after") else before
-        grace = within.args["grace"].millis if within.args.get("grace") else None
-        window = n.JoinWindow(before, after, grace)
-    clause = JoinClause(join_type, join, condition, window, temporal, no_condition)
-    result = (plan_asof if is_asof(join) else plan_join)(ctx, scope, left, right, clause)
-    if isinstance(result.node, n.ForeignKeyJoin):  # keyed by the left table's primary key
-        return result, result.node.key[0].name.upper()
-    return result, _ksql_key_label(ctx, join_type, condition)
+def _relation(ctx: Context, ast: exp.Expr, views, windows, ranked: frozenset = frozenset()) -> Input:
+    """A FROM / JOIN relation: a catalog source or Lenses view, a derived table (a subquery) or a
+    view created by CREATE VIEW (its query planned here, under the alias it is read as)."""
+    if isinstance(ast, exp.Subquery):  # where the flavour reads derived tables (plan.checks)
+        ctx.derived += 1
+        return _derived(ctx, ast.this, ast.alias or f"_subquery{ctx.derived}", views, ast, ranked)
+    if isinstance(ast, WindowTableFunction):
+        if not ctx.flavour.window_table_functions:
+            raise ctx.error("window-function", f"windowing table functions are not supported in {ctx.flavour.name}",
+                            ast)
+        return window_input(ctx, ast, _relation(ctx, windowed_table(ast.this, ast), views, windows))
+    view = ctx.catalog.views.get(table_name(ast).lower()) if isinstance(ast, exp.Table) else None
+    if view is not None:
+        return _derived(ctx, view[1], ast.alias or view[0], views, ast, ranked)
+    return relation_input(ctx, ast, views, windows)
 
 
-def _join_type(join: exp.Join) -> str:
-    side, kind = (join.args.get("side") or "").upper(), (join.args.get("kind") or "").upper()
-    if kind == "CROSS":
-        return "CROSS"
-    if side:
-        return side
-    return "FULL" if kind == "OUTER" else "INNER"  # Lenses: OUTER JOIN = FULL OUTER JOIN
+def _derived(ctx: Context, query: exp.Expr, alias: str, views, where: exp.Expr, ranked=frozenset()) -> Input:
+    """A named query read as relation `alias`, its columns typed as the query types them."""
+    if not isinstance(query, exp.Select):
+        raise ctx.error("derived-table", "a derived table must be a SELECT", where)
+    planned, _, _, kind, inner = plan_select(ctx, query, views, None, ranked=ranked)
+    project = planned.node
+    columns = {**project.key_columns, **project.value_columns}
+    entry = ScopeEntry(alias, {name: inner.type_of(e) for name, e in columns.items()}, kind)
+    _carry_attributes(entry, inner.entries, project.child, columns)
+    return Input(replace(project, alias=alias), [entry], set(), planned.partitions)
 
 
-def _condition(ctx, scope, left: Input, right: Input, join: exp.Join, where: list, join_type):
-    """The resolved join condition from ON, USING, NATURAL, Lenses' implicit key equality, or
-    (comma and CROSS joins) the WHERE conjuncts that relate the two inputs."""
-    if join.args.get("on") is not None:
-        return scope.resolve(join.args["on"]), False
-    using = [u.name for u in join.args.get("using") or []]
-    if join.args.get("method", "").upper() == "NATURAL":
-        right_cols = {c.lower() for e in right.entries for c in e.columns}
-        using = [c for e in left.entries for c in e.columns if c.lower() in right_cols and c.upper() != "ROWTIME"]
-    if using:
-        pairs = []
-        for name in using:
-            lentry = next((e for e in left.entries if e.column(name)), None)
-            rentry = next((e for e in right.entries if e.column(name)), None)
-            if not lentry or not rentry:
-                raise ctx.error("unknown-column", f"USING column {name!r} is not in both inputs", join)
-            scope.using.setdefault(name.lower(), lentry.alias)
-            pairs.append(exp.EQ(this=col(lentry.alias, lentry.column(name)), expression=col(rentry.alias, rentry.column(name))))
-        return exp.and_(*pairs), False
-    if is_asof(join):  # no ON: every row has the one empty key; WHERE filters the matches
-        return None, False
-    if ctx.flavour.implicit_key_join and join_type != "CROSS":
-        if len(left.node.key) != len(right.node.key) or not left.node.key:
-            raise ctx.error("join-condition", "a join without ON needs both inputs keyed (_key)", join)
-        return exp.and_(*(exp.EQ(this=l, expression=r) for l, r in zip(left.node.key, right.node.key))), True
-    both = left.aliases | right.aliases
-    taken = [c for c in where if relations(c) <= both and relations(c) & left.aliases and relations(c) & right.aliases]
-    for conjunct in taken:
-        where.remove(conjunct)
-    if not taken and join_type != "CROSS":
-        raise ctx.error("join-condition", "the join has no condition: add ON or USING (or CROSS JOIN)", join)
-    return (exp.and_(*taken) if taken else None), False
-
-
-def _ksql_key_label(ctx: Context, join_type: str, condition) -> str | None:
-    """ksqlDB's key name: KSQL_COL_0 for FULL OUTER or expression joins, else the left-most
-    column reference in the join criteria (used when the projection does not name the key)."""
-    if join_type == "FULL" or condition is None:
-        return "KSQL_COL_0"
-    first = cond.conjuncts(condition)[0]
-    for side in (first.this, first.expression) if isinstance(first, exp.EQ) else ():
-        if isinstance(side, exp.Column):
-            return side.name.upper()
-    return "KSQL_COL_0"
-
-
-def _lateral(ctx: Context, scope: SelectScope, current: Input, lateral: exp.Lateral, entry: ScopeEntry) -> Input:
-    target = lateral.this if not isinstance(lateral.this, exp.Identifier) else exp.column(lateral.this.copy())
-    expression = scope.resolve(target)
-    if entry.alias in relations(expression):
-        raise ctx.error("lateral", f"LATERAL {entry.alias} refers to itself", lateral)
-    entry.kind = current.node.kind
-    node = n.Lateral(current.node.kind, current.node.key, current.node, expression, entry.alias)
-    return replace(current, node=node, entries=current.entries + [entry])
+def _carry_attributes(entry: ScopeEntry, inner: list[ScopeEntry], below: n.PlanNode, columns: dict) -> None:
+    """What a derived table keeps of the relations it reads, where it projects the columns that
+    carry it: a time attribute (through filters, interval and temporal joins, not through
+    regular joins or aggregates); a versioned table read whole stays versioned, as does a
+    deduplication by event time; windowed rows stay windowed."""
+    by_expr = {e.sql(): name for name, e in columns.items()}
+    passed = lambda source, column: column and by_expr.get(col(source.alias, column).sql())  # noqa: E731
+    while isinstance(below, n.Filter):
+        below = below.child
+    if len(inner) == 1:
+        source = inner[0]
+        entry.timestamp, entry.proctime = passed(source, source.timestamp), passed(source, source.proctime)
+        keys = tuple(passed(source, k) for k in source.key_columns)
+        if source.kind == "versioned_table" and entry.timestamp and keys and all(keys):
+            entry.kind, entry.key_columns = "versioned_table", keys
+        bounds = (passed(source, source.windowed.start), passed(source, source.windowed.end)) if source.windowed else ()
+        if bounds and all(bounds):
+            entry.windowed = WindowedBy(source.windowed.window, *bounds)
+    elif isinstance(below, (n.IntervalJoin, n.TemporalJoin)):
+        entry.timestamp = next(filter(None, (passed(source, source.timestamp) for source in inner)), None)
+    if isinstance(below, Deduplicate) and below.order_time is not None:  # versions by event time
+        keys = tuple(by_expr.get(k.sql()) for k in below.key)
+        time = by_expr.get(below.order_time.sql())
+        if all(keys) and time:
+            entry.kind, entry.key_columns, entry.timestamp = "versioned_table", keys, time

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from streamjoin import plan as P
-from streamjoin.dialect.types import ANY, SqlType
+from streamjoin.dialect.types import ANY, TIMESTAMP, SqlType, parse_type
 from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
 from streamjoin.operators.base import Side
@@ -23,6 +23,8 @@ from streamjoin.plan.catalog import SourceDef
 from streamjoin.runtime.joins import build_processor
 from streamjoin.runtime.stages import (
     AggregateStage,
+    ChangelogNormalizeStage,
+    DeduplicateStage,
     Env,
     FilterStage,
     JoinStage,
@@ -33,9 +35,12 @@ from streamjoin.runtime.stages import (
     Stage,
 )
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
+from streamjoin.runtime.windowed import WindowedAggregateStage
+from streamjoin.runtime.windows import WindowAggregateStage, WindowAssignStage, zone_offset
 from streamjoin.serde.formats import SerdeSpec
 from streamjoin.serde.windowed import window_kind
-from streamjoin.runtime.windowed import WindowedAggregateStage
+
+TIMESTAMP_LTZ = parse_type("TIMESTAMP_LTZ(3)")
 
 OUTPUT = "output"  # the relation the query's projection produces, read by the sink
 
@@ -88,10 +93,22 @@ class _Builder:
             return self.project(node)
         if isinstance(node, P.Join):
             return self.join(node)
+        if isinstance(node, P.Deduplicate):
+            child = self.build(node.child)
+            scope = self.scope(child.relations)
+            time = compile_expr(node.order_time, scope) if node.order_time is not None else None
+            keyed = RekeyStage(key_function(node.key, scope))  # the rows' key: the PARTITION BY keys
+            fragment = self.add(keyed, child, child.relations)
+            return self.add(DeduplicateStage(node.keep_last, time), fragment, child.relations)
+        if isinstance(node, P.ChangelogNormalize):
+            child = self.build(node.child)
+            return self.add(ChangelogNormalizeStage(), child, child.relations)
         if isinstance(node, P.Filter):
             child = self.build(node.child)
             predicate = compile_predicate(node.predicate, self.scope(child.relations))
             return self.add(FilterStage(predicate), child, child.relations)
+        if isinstance(node, P.WindowAssign):
+            return self.window_assign(node)
         if isinstance(node, P.Lateral):
             child = self.build(node.child)
             array = compile_expr(node.expression, self.scope(child.relations))
@@ -109,10 +126,14 @@ class _Builder:
         if isinstance(node.child, P.Aggregate):
             child = self.build(node.child.child)
             select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
-            plan = compile_aggregates(select, self.scope(child.relations), list(node.child.group_by),
-                                      node.child.having)
-            window = node.child.window
-            stage = AggregateStage(plan, alias) if window is None else WindowedAggregateStage(plan, alias, window)
+            scope = self.scope(child.relations)
+            plan = compile_aggregates(select, scope, list(node.child.group_by), node.child.having)
+            if isinstance(node.child, P.WindowAggregate):
+                stage = WindowAggregateStage(plan, alias, compile_expr(node.child.window_end, scope))
+            elif node.child.window is not None:
+                stage = WindowedAggregateStage(plan, alias, node.child.window)
+            else:
+                stage = AggregateStage(plan, alias)
         else:
             child = self.build(node.child)
             scope = self.scope(child.relations)
@@ -125,8 +146,19 @@ class _Builder:
         source = node.source
         serde = source_serde(source)
         columns: dict[str, SqlType | None] = dict(source.columns)
-        entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast)
+        entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast,
+                      source.watermark_delay_ms or 0)
         return _Fragment(None, [(source.topic, serde, entry)], {node.alias: columns})
+
+    def window_assign(self, node: P.WindowAssign) -> _Fragment:
+        child = self.build(node.child)
+        scope = self.scope(child.relations)
+        local = zone_offset(node.time_zone) if node.time_zone else None
+        stage = WindowAssignStage(node.alias, compile_expr(node.time, scope), node.window, local)
+        time_type = TIMESTAMP_LTZ if node.time_zone else TIMESTAMP
+        windowed = {**child.relations[node.alias], "window_start": TIMESTAMP, "window_end": TIMESTAMP,
+                    "window_time": time_type}
+        return self.add(stage, child, {**child.relations, node.alias: windowed})
 
     def join(self, node: P.Join) -> _Fragment:
         left = self.build(node.left)
@@ -138,17 +170,22 @@ class _Builder:
         foreign_key = key_function(node.left_keys, left_scope)
         # A foreign-key join's left input stays keyed by its primary key; the FK picks the right row.
         left_keys = node.left.key if isinstance(node, P.ForeignKeyJoin) else node.left_keys
+        filtering = node.join_type in P.FILTERING_JOINS  # SEMI / ANTI: the result is left rows
+        window_ends = None
+        if isinstance(node, P.WindowTvfJoin):
+            window_ends = (compile_expr(node.left_window_end, left_scope), compile_expr(node.right_window_end, right_scope))
         stage = JoinStage(
-            processor=build_processor(node, residual=_residual(node.residual, both), foreign_key=foreign_key),
+            processor=build_processor(node, residual=_residual(node.residual, both), foreign_key=foreign_key,
+                                      window_ends=window_ends),
             left_key=key_function(left_keys, left_scope),
             right_key=key_function(node.right_keys, right_scope),
             left_aliases=tuple(left.relations),
-            right_aliases=tuple(right.relations),
+            right_aliases=() if filtering else tuple(right.relations),
         )
         self.attach(left, stage, Side.LEFT)
         self.attach(right, stage, Side.RIGHT)
         self.stages.append(stage)
-        return _Fragment(stage, [], {**left.relations, **right.relations})
+        return _Fragment(stage, [], left.relations if filtering else {**left.relations, **right.relations})
 
 
 def key_function(keys: tuple[exp.Expression, ...], scope: Scope) -> Callable[[Env], tuple | None]:
@@ -216,7 +253,7 @@ class RuntimeFactory:
     def key_types(self, builder: _Builder) -> tuple[SqlType | None, ...]:
         """Types of the result key (the join, group or partition key under the projection)."""
         scope = builder.scope(builder.inputs_of[OUTPUT])
-        return tuple(_static_type(k, scope) for k in self.sink.child.child.key)
+        return tuple(_static_type(k, scope) for k in self.sink.child.key)
 
 
 def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tuple) -> SinkBinding:
@@ -235,7 +272,18 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
                       wrap_single_value=sink.wrap_single_value, window=window and window_kind(window.kind),
                       window_size_ms=window and window.size_ms)
     columns = tuple((name, _output_column(name)) for name in project.value_columns)
-    return SinkBinding(sink.topic, serde, columns, timestamp_column=sink.timestamp)
+    key = _output_key(tuple(project.key_columns)) if project.key_from_columns else None
+    return SinkBinding(sink.topic, serde, columns, key, timestamp_column=sink.timestamp)
+
+
+def _output_key(names: tuple[str, ...]) -> Callable[[Env], tuple] | None:
+    if not names:
+        return None
+
+    def key(env: Env) -> tuple:
+        return tuple(env[OUTPUT][name] for name in names)
+
+    return key
 
 
 def _output_column(name: str) -> Callable[[Env], Any]:

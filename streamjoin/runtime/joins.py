@@ -25,10 +25,14 @@ from streamjoin.operators.window_join import (
     WindowJoin,
     WindowJoinConfig,
 )
+from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinConfig
 
 
-def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProcessor:
+def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=None) -> JoinProcessor:
+    """`window_ends`: a window join's (left, right) window_end readers."""
     join_type = JoinType[node.join_type]
+    if isinstance(node, P.WindowTvfJoin):
+        return WindowTvfJoin(WindowTvfJoinConfig(*window_ends, join_type=join_type, residual=residual))
     if isinstance(node, P.StreamStreamJoin):
         w = node.window
         return StreamStreamJoin(StreamStreamJoinConfig(
@@ -45,7 +49,7 @@ def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProces
                                                    tombstone_without_result=node.tombstone_without_result))
     if isinstance(node, P.RegularJoin):
         return RegularJoin(RegularJoinConfig(
-            join_type=join_type, left_input=_input_kind(node.left), right_input=_input_kind(node.right),
+            join_type=join_type, left_input=_input_kind(node.left_upsert), right_input=_input_kind(node.right_upsert),
             residual=residual, state_ttl_ms=node.state_ttl_ms))
     if isinstance(node, P.TemporalJoin):
         config = TemporalJoinConfig(join_type=join_type, left_delay=_delay(node.left),
@@ -67,8 +71,8 @@ def build_processor(node: P.Join, residual, foreign_key: Callable) -> JoinProces
     raise NotImplementedError(f"no operator for {node.label}")
 
 
-def _input_kind(node: P.PlanNode) -> InputKind:
-    return InputKind.UPSERT if node.kind == "table" else InputKind.APPEND
+def _input_kind(upsert: bool) -> InputKind:
+    return InputKind.UPSERT if upsert else InputKind.APPEND
 
 
 def _delay(node: P.PlanNode) -> int:

@@ -4,6 +4,10 @@ Rows flow as `Event`s whose `env` maps each relation alias in scope to its curre
 the side an outer join padded with NULLs), so compiled expressions (`streamjoin.expr.compile`) evaluate
 against any stage's output. A table deletion travels as an event with `env` None.
 
+Watermarks flow the same way when a stage `needs_watermarks` (a window operator): each input's is
+its source's largest event time minus the declared delay; a stage passes on its own (a join: the
+lower of its two inputs'), after what closing windows emitted.
+
     decoded record ─▶ Entry (alias, port) ─▶ JoinStage ─▶ … ─▶ [Filter|Lateral|Aggregate|Rekey|Project]Stage
       ─▶ the task's SinkBinding (streamjoin.runtime.task)
 """
@@ -15,6 +19,7 @@ from typing import Any, Callable, Hashable
 
 from streamjoin.expr.core import Env
 from streamjoin.operators.base import (
+    BEGINNING_OF_TIME,
     END_OF_TIME,
     Change,
     InMemoryStore,
@@ -38,9 +43,17 @@ class Stage:
 
     downstream: "Stage | None" = None
     port: Side = Side.LEFT
+    needs_watermarks = False
+    watermark = BEGINNING_OF_TIME  # the watermark this stage passes on
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
         raise NotImplementedError
+
+    def on_watermark(self, watermark: int, port: Side) -> list[Event]:
+        """Input `port`'s watermark moved to `watermark`: what that closes, and `self.watermark`
+        moved on (a one-input stage passes it on as it is)."""
+        self.watermark = max(self.watermark, watermark)
+        return []
 
     def on_end(self) -> list[Event]:
         """End of input reached every upstream stage: emit what closing all windows emits."""
@@ -57,6 +70,17 @@ class JoinStage(Stage):
     left_aliases: tuple[str, ...]
     right_aliases: tuple[str, ...]
     seq: int = 0
+    input_watermarks: list[int] = field(default_factory=lambda: [BEGINNING_OF_TIME, BEGINNING_OF_TIME])
+
+    @property
+    def needs_watermarks(self) -> bool:
+        return self.processor.needs_watermarks
+
+    def on_watermark(self, watermark: int, port: Side) -> list[Event]:
+        self.input_watermarks[port] = max(self.input_watermarks[port], watermark)
+        changes = self.processor.advance_watermark(port, watermark)
+        self.watermark = max(self.watermark, min(self.input_watermarks) - self.processor.watermark_hold)
+        return [self._event(c) for c in changes]
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
         if event.env is None:
@@ -64,7 +88,7 @@ class JoinStage(Stage):
         else:
             key = (self.left_key if port is Side.LEFT else self.right_key)(event.env)
         self.seq += 1
-        changes = self.processor.process(Record(port, key, event.env, event.ts, self.seq))
+        changes = self.processor.process(Record(port, key, event.env, event.ts, self.seq, event.kind))
         return [self._event(c) for c in changes]
 
     def on_end(self) -> list[Event]:
@@ -134,13 +158,28 @@ class Pipeline:
                 out.extend(self._forward(stage, produced))
         return out
 
+    @property
+    def uses_watermarks(self) -> bool:
+        return any(stage.needs_watermarks for stage in self.stages)
+
+    def advance(self, stage: Stage, watermark: int, port: Side) -> list[Event]:
+        """Input `port` of `stage` reached `watermark`: what closing windows emit, downstream."""
+        before = stage.watermark
+        out: list[Event] = []
+        for produced in stage.on_watermark(watermark, port):
+            out.extend(self._forward(stage, produced))
+        if stage.watermark > before and stage.downstream is not None:
+            out.extend(self.advance(stage.downstream, stage.watermark, stage.port))
+        return out
+
 
 @dataclass
 class AggregateStage(Stage):
     """GROUP BY over a changelog: each row is added to (retractions: removed from) its group and
-    the group's new result row is emitted, keyed by the group key, with the input's ts; a group
-    that becomes empty is deleted, and so is one whose row HAVING now rejects. Streams only add,
-    so their result is an updating table."""
+    the group's new result row is emitted, keyed by the group key, with the input's ts, after a
+    retraction (-U) of its previous row (which an upsert sink skips and a downstream join uses);
+    a group that becomes empty is deleted (-D of its last row), and so is one whose row HAVING now
+    rejects. Streams only add, so their result is an updating table."""
 
     plan: Any  # streamjoin.expr.aggregates.AggregatePlan
     alias: str  # the relation the result row travels under
@@ -151,19 +190,71 @@ class AggregateStage(Stage):
             return []
         key = self.plan.group_key(event.env)
         state = self.groups.get(key) or self.plan.new_state()
+        before = [Event(RowKind.UPDATE_BEFORE, key, {self.alias: self.plan.result(key, state)}, event.ts)] \
+            if state.emitted else []  # the row it has out (none while HAVING rejects the group)
         if event.kind.is_retraction:
             self.plan.retract(state, event.env)
         else:
             self.plan.add(state, event.env)
         row = self.plan.result(key, state) if state.rows else None
-        was_out, state.emitted = state.emitted, row is not None
+        state.emitted = row is not None
         if state.rows == 0:
             self.groups.delete(key)
         else:
             self.groups.put(key, state)
         if row is None:  # an empty group, or one HAVING rejects: its row (if out) is deleted
-            return [Event(RowKind.DELETE, key, None, event.ts)] if was_out else []
-        return [Event(RowKind.UPDATE_AFTER, key, {self.alias: row}, event.ts)]
+            return [Event(RowKind.DELETE, key, before[0].env, event.ts)] if before else []
+        return before + [Event(RowKind.UPDATE_AFTER, key, {self.alias: row}, event.ts)]
+
+
+@dataclass
+class ChangelogNormalizeStage(Stage):
+    """An upsert input made a full changelog (Flink's ChangelogNormalize): the last row of each
+    key is kept, so a key's new row is -U old, +U new and a tombstone is -D of the deleted row
+    (with that row's time); a tombstone for an absent key emits nothing."""
+
+    rows: InMemoryStore = field(default_factory=InMemoryStore)  # key -> (env, ts) of its last row
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        old = self.rows.get(event.key)
+        if event.env is None:
+            if old is None:
+                return []
+            self.rows.delete(event.key)
+            return [Event(RowKind.DELETE, event.key, *old)]
+        self.rows.put(event.key, (event.env, event.ts))
+        if old is None:
+            return [Event(RowKind.INSERT, event.key, event.env, event.ts)]
+        return [Event(RowKind.UPDATE_BEFORE, event.key, *old), Event(RowKind.UPDATE_AFTER, event.key, event.env, event.ts)]
+
+
+@dataclass
+class DeduplicateStage(Stage):
+    """Flink's ROW_NUMBER() = 1 deduplication: per key the first row (or the last, `keep_last`)
+    by `time` (event time; None: arrival order). A row that takes a key's place retracts the
+    row it replaces (-U old, +U new; the first of a key: +I); one that does not is dropped.
+    Equal times: the first row stays first, the later row becomes last.
+
+        keep last by t:   a@2 -> +I a@2 ; b@5 -> -U a, +U b ; c@4 -> nothing (older) ; d@5 -> -U b, +U d
+        keep first by t:  a@2 -> +I a@2 ; b@5 -> nothing ; c@1 -> -U a, +U c (earlier)
+    """
+
+    keep_last: bool
+    time: Callable[[Env], Any] | None
+    rows: InMemoryStore = field(default_factory=InMemoryStore)  # key -> (time, env, ts) of its kept row
+
+    def on_event(self, event: Event, port: Side) -> list[Event]:
+        if event.env is None or event.kind.is_retraction:  # deduplication reads append-only input
+            return []
+        time = self.time(event.env) if self.time else 0
+        kept = self.rows.get(event.key)
+        if kept is not None and not (time >= kept[0] if self.keep_last else time < kept[0]):
+            return []
+        self.rows.put(event.key, (time, event.env, event.ts))
+        if kept is None:
+            return [Event(RowKind.INSERT, event.key, event.env, event.ts)]
+        return [Event(RowKind.UPDATE_BEFORE, event.key, kept[1], kept[2]),
+                Event(RowKind.UPDATE_AFTER, event.key, event.env, event.ts)]
 
 
 @dataclass

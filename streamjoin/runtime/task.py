@@ -54,6 +54,7 @@ class Entry:
     # Every task reads the whole topic (all partitions) for this entry: the referenced table of a
     # foreign-key join, whose rows are partitioned by a key the other side is not partitioned by.
     broadcast: bool = False
+    watermark_delay: int = 0  # the source's watermark trails its largest event time by this (ms)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ class PipelineRuntime(TaskRuntime):
         self.input_topics = frozenset(inputs)
         self.pipeline = pipeline
         self.sink = sink
+        self.uses_watermarks = pipeline.uses_watermarks
+        self.watermarks: dict[tuple[str, str], int] = {}  # (topic, alias) -> its watermark
 
     def process(self, row: InputRow) -> list[Output]:
         serde, entries = self.inputs[row.topic]
@@ -104,6 +107,8 @@ class PipelineRuntime(TaskRuntime):
             started = perf_counter()
             try:
                 reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
+                if self.uses_watermarks and entry.stage is not None:
+                    reached += self._watermark(row.topic, entry, record.ts)
             except DATA_ERRORS as error:
                 self.metrics["evaluation_errors"] += 1
                 out.append(Rejected(f"{where}: evaluation failed: {describe(error)}"))
@@ -114,6 +119,14 @@ class PipelineRuntime(TaskRuntime):
             out.extend(self._emit(reached))
             self.seconds["encode"] += perf_counter() - pushed
         return out
+
+    def _watermark(self, topic: str, entry: Entry, ts: int) -> list[Event]:
+        """The entry's watermark after a record at `ts`, passed down the pipeline if it moved."""
+        watermark = ts - entry.watermark_delay
+        if watermark <= self.watermarks.get((topic, entry.alias), watermark - 1):
+            return []
+        self.watermarks[(topic, entry.alias)] = watermark
+        return self.pipeline.advance(entry.stage, watermark, entry.port)
 
     def end_of_input(self) -> list[Output]:
         try:
@@ -129,6 +142,7 @@ class PipelineRuntime(TaskRuntime):
             processor = getattr(stage, "processor", None)
             if processor is not None:
                 total.update(processor.metrics.counts)
+            total.update(getattr(stage, "metrics", {}))  # a window stage's own counts
         return total
 
     @staticmethod
@@ -152,18 +166,24 @@ class PipelineRuntime(TaskRuntime):
             if event.kind is RowKind.UPDATE_BEFORE and not self.sink.emit_retractions:
                 continue
             try:
-                out.append(self._encode(event))
-                self.metrics["output_records"] += 1
+                encoded = self._encode(event)
+                out.append(encoded)
+                self.metrics["output_records"] += isinstance(encoded, Emitted)
             except DATA_ERRORS as error:
                 self.metrics["encode_errors"] += 1
                 out.append(Rejected(f"output to {self.sink.topic}: {describe(error)}"))
         return out
 
-    def _encode(self, event: Event) -> Emitted:
+    def _encode(self, event: Event) -> Output:
         sink = self.sink
+        key = sink.key(event.env) if sink.key and event.env is not None else event.key
         if event.env is None or (event.kind is RowKind.DELETE and not sink.emit_retractions):
-            return Emitted(sink.topic, encode_key(sink.serde, event.key), None, event.ts)
-        key = sink.key(event.env) if sink.key else event.key
+            key_bytes = encode_key(sink.serde, key)
+            if key_bytes is None:  # a record with neither key nor value deletes nothing
+                self.metrics["unkeyed_retractions"] += 1
+                return Rejected(f"output to {sink.topic}: a deletion of a result row without a key cannot be "
+                                "written to an upsert topic (the result has no upsert key)")
+            return Emitted(sink.topic, key_bytes, None, event.ts)
         value = {name: expr(event.env) for name, expr in sink.columns}
         ts = event.ts if sink.timestamp_column is None else _millis(value[sink.timestamp_column])
         return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts)

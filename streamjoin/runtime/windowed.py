@@ -16,7 +16,9 @@ from typing import Any
 
 from streamjoin.operators.base import InMemoryStore, RowKind, Side
 from streamjoin.plan.nodes import GroupWindow
+from streamjoin.plan.window_nodes import WindowSpec
 from streamjoin.runtime.stages import Event, Stage
+from streamjoin.runtime.windows import windows_of
 
 
 @dataclass
@@ -59,11 +61,10 @@ class WindowedAggregateStage(Stage):
         return self._close(None)
 
     def starts(self, ts: int) -> list[int]:
-        """The starts of the windows that hold `ts`, earliest first."""
-        advance, size = self.window.advance_ms, self.window.size_ms
-        last = ts - ts % advance
-        first = last - (size - 1) // advance * advance
-        return [s for s in range(first, last + 1, advance) if s >= 0 and s + size > ts]
+        """The starts of the windows that hold `ts`, earliest first: Flink's HOP windows (a
+        tumbling window hops by its size), none before the epoch."""
+        hop = WindowSpec("HOP", self.window.size_ms, self.window.advance_ms)
+        return [start for start, _ in windows_of(hop, ts) if start >= 0]
 
     def _result(self, key: tuple, entry: list) -> list[Event]:
         state, ts = entry

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from streamjoin.dialect import (
     CreateRelation, SetOption, SourceTable, StreamJoin, StreamJoinError, StreamQuery, ViewDefinition,
-    declared_flavour, dialect_for, parse,
+    WindowTableFunction, declared_flavour, dialect_for, parse,
 )
 
 
@@ -74,6 +74,21 @@ CASES = {
     "lateral table": Case("flink", "SELECT * FROM Orders AS o, LATERAL TABLE (Rates(o.rowtime)) AS r", exp.Lateral),
     "cast key": Case("ksqldb", "SELECT * FROM c JOIN u ON CAST(c.id AS BIGINT) = u.id", exp.Cast),
     "insert into": Case("lenses", "INSERT INTO result SELECT STREAM a.x FROM a JOIN b ON a.id = b.id", exp.Insert),
+    "flink back-quoted identifiers": Case("flink", "SELECT L.`int`, `timestamp` FROM T1 L", exp.Identifier,
+                                          lambda t: t.expressions[0].this.quoted and t.expressions[0].name == "int"),
+    "flink tumble": Case("flink", "SELECT * FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) L",
+                         WindowTableFunction, lambda t: (t.find(WindowTableFunction).args["kind"],
+                                                         t.find(WindowTableFunction).alias) == ("TUMBLE", "L")),
+    "flink hop with offset": Case("flink", "SELECT * FROM TABLE(HOP(TABLE T1, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+                                  "INTERVAL '10' SECOND, INTERVAL '1' SECOND))", WindowTableFunction,
+                                  lambda t: t.find(WindowTableFunction).args["offset"] is not None),
+    "flink cumulate named arguments": Case("flink", "SELECT * FROM TABLE(CUMULATE(DATA => TABLE T1, TIMECOL => "
+                                           "DESCRIPTOR(ts), STEP => INTERVAL '1' SECOND, SIZE => INTERVAL '4' SECOND))",
+                                           WindowTableFunction,
+                                           lambda t: t.find(WindowTableFunction).args["time_column"].name == "ts"),
+    "flink create temporary view": Case("flink", "CREATE TEMPORARY VIEW v AS SELECT * FROM t WHERE a > 1", exp.Create),
+    "flink join hints": Case("flink", "SELECT /*+ STATE_TTL('o'='1d'), BROADCAST(p) */ o.a FROM o JOIN p ON o.a = p.a",
+                             exp.Hint),
     "group by after join": Case("lenses", "SELECT STREAM t.n, COUNT(*) AS c FROM s JOIN t ON t.id = s.id GROUP BY t.n",
                                 exp.Group),
 }
@@ -130,3 +145,14 @@ def test_column_types_sqlglot_does_not_know_and_header_columns_print_back():
     assert [c.args["type_text"].name for c in statement.args["columns"]][1:] == [
         "BYTES", "ARRAY<STRUCT<key STRING, value BYTES>>", "BYTES"]
     assert statement.sql(dialect=StreamJoin()) == sql
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("SELECT * FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND))", "Expected TUMBLE, HOP or CUMULATE"),
+    ("SELECT * FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts)))", "HOP needs SLIDE"),
+    ("SELECT * FROM TABLE(TUMBLE(TABLE t, ts, INTERVAL '1' SECOND))", "Expected DESCRIPTOR"),
+])
+def test_window_function_errors_are_positioned(sql, message):
+    with pytest.raises(StreamJoinError) as error:
+        parse(sql, "flink")
+    assert message in str(error.value) and error.value.rule == "syntax" and error.value.line == 1

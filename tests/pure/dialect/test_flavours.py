@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamjoin.dialect import FLAVOURS, LensesDialect, StreamJoin, StreamJoinError, dialect_for, parse
+from streamjoin.dialect import FLAVOURS, FlinkDialect, LensesDialect, StreamJoin, StreamJoinError, dialect_for, parse
 from streamjoin.dialect.flavours import Flavour, Flink, JoinModel, Ksqldb, Lenses, OutputKey, SqlStream, flavour
 from streamjoin.expr.compile import ExprOptions
 from streamjoin.plan import plan_program
@@ -21,7 +21,7 @@ SWITCHES = {
     "star_skips_key_column": (False, False, True, False),
     "star_skips_proctime": (False, True, False, False),
     "partitioned_join_star_lists_pseudo_columns": (True, False, False, False),
-    "output_key": (K.PROJECTED_COLUMN, K.NONE, K.KEY_PSEUDO_COLUMN, K.NONE),
+    "output_key": (K.PROJECTED_COLUMN, K.UPSERT_KEY, K.KEY_PSEUDO_COLUMN, K.NONE),
     "shared_names_prefix_alias": (True, False, False, False),
     "generated_names_count_unnamed": (True, False, False, False),
     "synthetic_join_key": (True, False, False, False),
@@ -35,6 +35,13 @@ SWITCHES = {
     "ddl_kind_from_key": (False, True, False, False),
     "table_requires_primary_key": (True, False, True, False),
     "format_property_covers_key": (True, False, False, False),
+    "multi_column_key_format": (None, "JSON", None, None),
+    "derived_tables": (False, True, False, False),
+    "create_view": (False, True, False, False),
+    "subquery_joins": (False, True, False, False),
+    "window_table_functions": (False, True, False, False),
+    "group_window_functions": (False, True, False, False),
+    "join_hints": (False, True, False, False),
     "join_model": (JoinModel.KEYED, JoinModel.RELATIONAL, JoinModel.KEYED, JoinModel.WINDOWED),
     "implicit_key_join": (False, False, True, False),
     "on_sides_single_table": (False, False, True, False),
@@ -76,7 +83,8 @@ def test_switch_values(switch):
 
 def test_parsing_dialects():
     assert isinstance(dialect_for("lenses"), LensesDialect)
-    assert all(type(dialect_for(name)) is StreamJoin for name in ("ksqldb", "flink", "sqlstream"))
+    assert isinstance(dialect_for("flink"), FlinkDialect)  # back-quoted identifiers
+    assert all(type(dialect_for(name)) is StreamJoin for name in ("ksqldb", "sqlstream"))
     assert dialect_for(Lenses()) is Lenses.dialect
 
 

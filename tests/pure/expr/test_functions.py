@@ -78,6 +78,16 @@ CASES = [
     Case("CEIL(t.ts TO MONTH)", 1_554_076_800_000), Case("CEIL(FLOOR(t.ts TO MINUTE) TO MINUTE)", 1_553_922_180_000),
     Case("CAST(FLOOR(t.ts TO HOUR) AS STRING)", "2019-03-30 05:00:00.000"),
     Case("TO_TIMESTAMP('2019-03-30 05:03:30.250')", 1_553_922_210_250), Case("TO_TIMESTAMP(t.n)", None),
+    # Flink: Java date patterns; TO_TIMESTAMP_LTZ from epoch seconds (0) or millis (3); QUARTER
+    Case("TO_TIMESTAMP('30/03/2019 05:03', 'dd/MM/yyyy HH:mm')", 1_553_922_180_000, "flink"),
+    Case("TO_TIMESTAMP('2019-03-30 05:03:30.25', 'yyyy-MM-dd HH:mm:ss.SSS')", 1_553_922_210_250, "flink"),
+    Case("TO_TIMESTAMP_LTZ(1553922210, 0)", 1_553_922_210_000, "flink"),
+    Case("TO_TIMESTAMP_LTZ(1553922210250, 3)", 1_553_922_210_250, "flink"), Case("TO_TIMESTAMP_LTZ(t.n, 3)", None),
+    Case("DATE_FORMAT(t.ts, 'yyyy-MM-dd HH:mm:ss.SSS')", "2019-03-30 05:03:30.250", "flink"),
+    Case("DATE_FORMAT(t.ts, 'yy/MM/dd ''at'' HH')", "19/03/30 at 05", "flink"),
+    Case("DATE_FORMAT(t.n, 'yyyy')", None, "flink"),
+    Case("QUARTER(t.ts)", 1, "flink"), Case("QUARTER(TO_TIMESTAMP('2019-10-01 00:00:00'))", 4, "flink"),
+    Case("QUARTER(t.n)", None, "flink"),
 ]
 
 
@@ -94,6 +104,7 @@ def test_function(case: Case) -> None:
         ("CARDINALITY(t.day, 1)", r"CARDINALITY takes 1 argument\(s\), got 2"),
         ("FLOOR(t.ts TO WEEK)", "cannot floor a timestamp to WEEK"),
         ("UPPER(t.i)", "cannot evaluate `UPPER"),
+        ("TO_TIMESTAMP_LTZ(t.i, 6)", "precision must be 0"),
     ],
 )
 def test_function_errors(sql: str, message: str) -> None:

@@ -44,9 +44,8 @@ CASES = [
      [[("+I", "o1", None, 1)],
       [("-D", "o1", None, 1), ("+I", "o1", "scooter", 2)],
       [("+I", "o2", "scooter", 3)],
-      [("-D", "o1", "scooter", 2), ("-D", "o2", "scooter", 3), ("+I", "o1", None, 1),
-       ("+I", "o2", None, 3), ("-D", "o1", None, 1), ("-D", "o2", None, 3),
-       ("+I", "o1", "e-scooter", 4), ("+I", "o2", "e-scooter", 4)],
+      [("-U", "o1", "scooter", 2), ("+U", "o1", "e-scooter", 4), ("-U", "o2", "scooter", 3),
+       ("+U", "o2", "e-scooter", 4)],
       [("-D", "o1", "e-scooter", 4), ("-D", "o2", "e-scooter", 4), ("+I", "o1", None, 1),
        ("+I", "o2", None, 3)]]),
     # FULL, both append: a right row first is padded, retracted when the left row arrives;
@@ -68,6 +67,30 @@ CASES = [
     ("residual", RegularJoinConfig(JoinType.LEFT, residual=lambda l, r: l["v"] < r["v"]),
      [rec(R, 1, "a"), rec(L, 2, "B"), rec(L, 3, "b")],
      [[], [("+I", "B", "a", 2)], [("+I", "b", None, 3)]]),
+    # FLINK-40681: both inputs upsert, LEFT JOIN. The only match is replaced by an update (one
+    # result row changes: -U/+U) and then deleted: the left row is padded again.
+    ("left_join_upsert_update_then_delete", RegularJoinConfig(JoinType.LEFT, UPSERT, UPSERT),
+     [rec(L, 1, "a"), rec(R, 2, "x"), rec(R, 3, "y"), rec(R, 4, None)],
+     [[("+I", "a", None, 1)], [("-D", "a", None, 1), ("+I", "a", "x", 2)],
+      [("-U", "a", "x", 2), ("+U", "a", "y", 3)], [("-D", "a", "y", 3), ("+I", "a", None, 1)]]),
+    # Upsert left row updated while unmatched: its padded row changes (-U/+U), INNER emits nothing.
+    ("left_upsert_update_unmatched", RegularJoinConfig(JoinType.LEFT, UPSERT, APPEND),
+     [rec(L, 1, "a"), rec(L, 2, "b")],
+     [[("+I", "a", None, 1)], [("-U", "a", None, 1), ("+U", "b", None, 2)]]),
+    # SEMI (IN / EXISTS): a left row once, when it has a match; later matches add nothing.
+    #   L A@1 (no match yet) ; R a@2 -> +I [A] ; R b@3 -> nothing ; L B@4 -> +I [B]
+    ("semi", RegularJoinConfig(JoinType.SEMI),
+     [rec(L, 1, "A"), rec(R, 2, "a"), rec(R, 3, "b"), rec(L, 4, "B")],
+     [[], [("+I", "A", None, 1)], [], [("+I", "B", None, 4)]]),
+    # ANTI (NOT EXISTS): a left row while it has no match; the first match retracts it. A NULL
+    # key matches nothing, so its row stays. Right upsert deleted: A is unmatched again.
+    ("anti_upsert_right", RegularJoinConfig(JoinType.ANTI, APPEND, UPSERT),
+     [rec(L, 1, "A"), rec(L, 2, "N", key=None), rec(R, 3, "a"), rec(R, 4, "b"), rec(R, 5, None)],
+     [[("+I", "A", None, 1)], [("+I", "N", None, 2)], [("-D", "A", None, 1)], [], [("+I", "A", None, 1)]]),
+    # SEMI with a residual: only pairs that pass it count as matches.
+    ("semi_residual", RegularJoinConfig(JoinType.SEMI, residual=lambda l, r: l["v"] < r["v"]),
+     [rec(R, 1, "b"), rec(L, 2, "c"), rec(L, 3, "a")],
+     [[], [], [("+I", "a", None, 3)]]),
     # Null key: an outer row stays padded forever; a null value on an append input is ignored.
     ("null_key_and_value", RegularJoinConfig(JoinType.LEFT),
      [rec(L, 1, "A", key=None), rec(R, 2, "a", key=None), rec(L, 3, None)],
@@ -107,8 +130,8 @@ def test_ttl_must_be_positive():
         RegularJoinConfig(state_ttl_ms=0)
 
 
-@pytest.mark.parametrize("join_type", [JoinType.INNER, JoinType.LEFT, JoinType.RIGHT, JoinType.FULL],
-                         ids=lambda j: j.value)
+@pytest.mark.parametrize("join_type", [JoinType.INNER, JoinType.LEFT, JoinType.RIGHT, JoinType.FULL,
+                                       JoinType.SEMI, JoinType.ANTI], ids=lambda j: j.value)
 def test_changelog_sums_to_batch_join_of_final_inputs(join_type):
     # Left upsert (5 keys), right append (3 join keys): 300 random changes. The multiset of rows
     # the changelog leaves (+I minus -D, never negative) equals the batch join of the final inputs.
@@ -127,15 +150,30 @@ def test_changelog_sums_to_batch_join_of_final_inputs(join_type):
             record = Record(R, key, {"v": ts}, ts)
         for change in join.process(record):
             row = (change.key, column(change.left, "v"), column(change.right, "v"))
-            result[row] += 1 if change.kind is RowKind.INSERT else -1
+            result[row] += -1 if change.kind.is_retraction else 1
             assert result[row] >= 0
     batch = Counter()
     for key, row in left.items():
         matches = [r for k, r in right if k == key]
+        if join_type.filters_left:
+            batch[(key, row["v"], None)] += bool(matches) == (join_type is JoinType.SEMI)
+            continue
         batch.update((key, row["v"], r["v"]) for r in matches)
         if not matches and join_type.preserves(L):
             batch[(key, row["v"], None)] += 1
     for key, row in right:
-        if key not in left and join_type.preserves(R):
+        if key not in left and join_type.preserves(R) and not join_type.filters_left:
             batch[(key, None, row["v"])] += 1
     assert +result == batch
+
+
+def test_changelog_input_retractions_withdraw_their_row():
+    # The left input is an upstream result: +I A, +I A (twice), -D A withdraws one of them.
+    #   L A@1 ; L A@2 ; R a@3 -> two pairs ; L -D A@4 -> one pair retracted ; -D B: no such row
+    join = RegularJoin(RegularJoinConfig(JoinType.INNER))
+    out = join.process_all([rec(L, 1, "A"), rec(L, 2, "A"), rec(R, 3, "a")])
+    assert described(out) == [("+I", "A", "a", 3), ("+I", "A", "a", 3)]
+    withdrawn = join.process(Record(L, "p1", {"v": "A"}, 4, kind=RowKind.DELETE))
+    assert described(withdrawn) == [("-D", "A", "a", 3)]
+    assert join.process(Record(L, "p1", {"v": "B"}, 5, kind=RowKind.DELETE)) == []
+    assert join.metrics["retraction_without_row"] == 1

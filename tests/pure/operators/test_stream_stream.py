@@ -203,3 +203,17 @@ def test_resumes_after_pickle(make) -> None:
     whole.process_all(before)
     expected = whole.process_all(after) + whole.advance_to(END_OF_TIME)
     assert expected and resumed.process_all(after) + resumed.advance_to(END_OF_TIME) == expected
+
+
+@pytest.mark.parametrize("join_type, expected", [
+    # `l.t BETWEEN r.t + 3 s AND r.t + 1 s` is empty: nothing joins, every preserved row is padded
+    # once the watermark passes its (empty) window. L A@1 ; R a@2 ; L B@4 ; end of input.
+    (JoinType.INNER, []),
+    (JoinType.LEFT, [("A", None, 1), ("B", None, 4)]),
+    (JoinType.RIGHT, [(None, "a", 2)]),
+    (JoinType.FULL, [("A", None, 1), (None, "a", 2), ("B", None, 4)]),
+])
+def test_flink_interval_empty_interval_pads_every_row(join_type, expected) -> None:
+    join = IntervalJoin(IntervalJoinConfig(lower=3 * SECOND, upper=1 * SECOND, join_type=join_type))
+    out = join.process_all([rec(L, 1, "A"), rec(R, 2, "a"), rec(L, 4, "B")]) + join.advance_to(END_OF_TIME)
+    assert sorted(pairs(out), key=lambda p: p[2]) == expected

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.pure.operators.conformance_inputs import case_records, column, conformance_case, run_and_compare
-from streamjoin.operators.base import END_OF_TIME, Record, Side
+from streamjoin.operators.base import END_OF_TIME, Record, RowKind, Side
 from streamjoin.operators.base import JoinType
 from streamjoin.operators.temporal import (
     EventTimeTemporalJoin,
@@ -192,3 +192,17 @@ def test_processing_time_uses_the_latest_version_at_arrival():
 def test_only_inner_and_left():
     with pytest.raises(ValueError, match="INNER, LEFT"):
         TemporalJoinConfig(JoinType.FULL)
+
+
+def test_changelog_sides():
+    # Right: a changelog (a normalized upsert table, a deduplication): +I 10@1, -U 10@1 (ignored:
+    # its successor replaces it), +U 12@3, -D 12@5 (a deletion version). Left: a changelog probe
+    # whose retraction joins like a row, keeping its kind.
+    join = EventTimeTemporalJoin(TemporalJoinConfig(JoinType.LEFT))
+    records = [Record(R, "k", {"v": 10}, 1), Record(R, "k", {"v": 10}, 1, kind=RowKind.UPDATE_BEFORE),
+               Record(R, "k", {"v": 12}, 3, kind=RowKind.UPDATE_AFTER), Record(R, "k", {"v": 12}, 5, kind=RowKind.DELETE),
+               Record(L, "k", {"o": "a"}, 2), Record(L, "k", {"o": "b"}, 4), Record(L, "k", {"o": "c"}, 6),
+               Record(L, "k", {"o": "b"}, 4, kind=RowKind.DELETE)]
+    out = join.process_all(records) + join.advance_to(END_OF_TIME)
+    assert [(c.kind.value, c.left["o"], column(c.right, "v"), c.ts) for c in out] == [
+        ("+I", "a", 10, 2), ("+I", "b", 12, 4), ("-D", "b", 12, 4), ("+I", "c", None, 6)]

@@ -1,10 +1,11 @@
-"""Flink `SET 'table.exec.state.ttl'`: a regular join forgets rows older than the TTL (event
-time), so a late match no longer joins, and the expiry is counted."""
+"""Flink `SET 'table.exec.state.ttl'` and the STATE_TTL hint (per input): a regular join forgets
+rows older than the TTL (event time), so a late match no longer joins, and the expiry is counted."""
 
 from __future__ import annotations
 
 import pytest
 
+from streamjoin.dialect import StreamJoinError
 from streamjoin.runner.cases import Case
 from streamjoin.runner.local import run_locally
 from streamjoin.runner.planned import plan_case
@@ -28,3 +29,30 @@ def test_state_ttl_expires_rows(ttl, joined):
                            "sources": SOURCES, "inputs": INPUTS, "expected": []})
     (records,) = run_locally(case, plan_case(case, "t.")).values()
     assert [r.value["w"] for r in records] == joined
+
+
+@pytest.mark.parametrize("hint, joined", [
+    ("/*+ STATE_TTL('A' = '90 s') */", ["b1"]),  # A's row expires at 90 s: b2 finds nothing
+    ("/*+ STATE_TTL('B' = '90 s') */", ["b1", "b2"]),  # only B's rows expire: A's stays
+    ("/*+ STATE_TTL('a' = '1d'), BROADCAST(B) */", ["b1", "b2"]),  # aliases fold case; strategy hints ignored
+    ("/*+ SHUFFLE_HASH(A) */", ["b1", "b2"]),
+])
+def test_state_ttl_hint_per_input(hint, joined):
+    case = Case.from_json({"id": hint, "dialect": "flink", "sql": f"SELECT {hint} v, w FROM A JOIN B ON A.id = B.bid",
+                           "sources": SOURCES, "inputs": INPUTS})
+    (records,) = run_locally(case, plan_case(case, "h.")).values()
+    assert [r.value["w"] for r in records] == joined
+
+
+@pytest.mark.parametrize("dialect, hint, message", [
+    ("flink", "/*+ STATE_TTL('C' = '1d') */", "does not read"),
+    ("flink", "/*+ STATE_TTL('A' = 'soon') */", "must be a duration"),
+    ("flink", "/*+ LOOKUP('table'='B') */", "unknown hint"),
+    ("ksqldb", "/*+ BROADCAST(B) */", "not supported in ksqldb"),
+])
+def test_bad_hints_are_rejected(dialect, hint, message):
+    case = Case.from_json({"id": hint, "dialect": dialect, "sql": f"SELECT {hint} v, w FROM A JOIN B ON A.id = B.bid",
+                           "sources": SOURCES})
+    with pytest.raises(StreamJoinError) as error:
+        plan_case(case, "h.")
+    assert error.value.rule == "hint" and message in error.value.reason

@@ -11,10 +11,11 @@ import pickle
 
 import pytest
 
-from streamjoin.operators.base import JoinType, Record, Side
+from streamjoin.operators.base import END_OF_TIME, JoinType, Record, Side
 from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConfig
 from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
+from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinConfig
 from streamjoin.spark.paged_state import PagedStore, key_group, load_runtime, save_runtime
 
 
@@ -95,3 +96,29 @@ def test_a_store_shared_by_two_operators_stays_one_store():
     loaded_join, loaded_store = load_runtime(save_runtime(pair, pages), pages)
     assert loaded_join.tables[0] is loaded_store
     assert loaded_store.get("k0") is not None
+
+
+def test_window_join_through_pages_equals_one_uninterrupted_run():
+    # Rows of 7 keys on both sides, windows of 100 ms, watermarks 150 ms behind: each batch of
+    # 250 rows closes windows whose rows came in earlier batches (and pages).
+    def new_window_join():  # windows of 100 ms; the rows' window end from their time
+        end = lambda row: (row["v"] // 100 + 1) * 100  # noqa: E731
+        return WindowTvfJoin(WindowTvfJoinConfig(end, end, JoinType.FULL))
+
+    records = [Record(Side(i % 2), f"k{i % 7}", {"v": i}, i) for i in range(3000)]
+
+    def run(operator, batch):
+        out = []
+        for record in batch:
+            out += operator.process(record) + operator.advance_watermark(record.side, record.ts - 150)
+        return out
+
+    whole_join = new_window_join()
+    whole = run(whole_join, records) + whole_join.advance_to(END_OF_TIME)
+    pages, blob, batched = DictPages(), None, []
+    for start in range(0, len(records), 250):
+        operator = new_window_join() if blob is None else load_runtime(blob, pages)
+        batched += run(operator, records[start:start + 250])
+        blob = save_runtime(operator, pages)
+    batched += load_runtime(blob, pages).advance_to(END_OF_TIME)
+    assert batched == whole and len(whole) > 5_000
