@@ -31,10 +31,26 @@ ui: $(STAMP)
 	$(VENV)/bin/streamjoin broker start
 	mkdir -p .dagster_home && DAGSTER_HOME=$(CURDIR)/.dagster_home $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
 
-bench: $(STAMP)
+FLINK_VENV := .venv-flink
+FLINK_STAMP := $(FLINK_VENV)/.installed-stamp
+
+# The benches (bench/README.md): at most ~15 min each at their default sizes on 2 cores. PyFlink, the
+# peer stream_joins.py runs in the same run, lives in its own .venv-flink (its pins clash with
+# pyspark's), built from bench/constraints-flink.txt when missing: installed only for the bench.
+bench: $(STAMP) $(FLINK_STAMP)
 	$(VENV)/bin/python bench/io.py
 	$(VENV)/bin/python bench/stream_joins.py
+	$(VENV)/bin/python bench/latency.py
 	$(VENV)/bin/python bench/table_joins.py
 
+$(FLINK_STAMP): bench/constraints-flink.txt
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
+	test -x $(FLINK_VENV)/bin/python || $(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/pip install -q --disable-pip-version-check -c bench/constraints-flink.txt apache-flink
+	touch $(FLINK_STAMP)
+
+.PHONY: flink-venv
+flink-venv: $(FLINK_STAMP)
+
 clean:
-	rm -rf $(VENV) var build *.egg-info
+	rm -rf $(VENV) $(FLINK_VENV) var build *.egg-info

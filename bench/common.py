@@ -96,28 +96,52 @@ def create_topics(bench: Bench, queries) -> None:
 
 def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dict | None, int]],
             mirror: Path | None = None) -> int:
-    """Encode (key, value, ts) rows with `source`'s serde, partitioned as Kafka would, and send.
-    With `mirror`, the same rows also go to `mirror`/partition-<p>.jsonl as {"key", "value",
-    "ts"} lines, one file per Kafka partition in produce order (the PyFlink peer's input)."""
-    from streamjoin.runtime.compiler import source_serde
-    from streamjoin.kafka.producer import bulk_producer, send_all
+    """Encode (key, value, ts) rows with `source`'s serde, partitioned as Kafka would, and send
+    them with librdkafka (several times kafka-python's rate: the inputs of a 1M-event run are
+    ready in seconds). With `mirror`, the same rows also go to `mirror`/partition-<p>.jsonl as
+    {"key", "value", "ts"} lines, one file per Kafka partition in produce order (the PyFlink
+    peer's input). Returns the number of records acknowledged; raises if any was not."""
+    from confluent_kafka import Producer
+
+    from streamjoin.kafka.rdkafka import rdkafka_config
     from streamjoin.kafka.records import place
+    from streamjoin.runtime.compiler import source_serde
 
     definition = catalog.get(source)
     serde = source_serde(definition)
     placed = ((place(definition.topic, definition.partitions, serde, key, value, ts, n), (key, value, ts))
               for n, (key, value, ts) in enumerate(rows))
-    producer = bulk_producer(bench.client_config)
-    try:
-        with contextlib.ExitStack() as files:
-            if mirror is not None:
-                mirror.mkdir(parents=True, exist_ok=True)
-                partition_files = [files.enter_context((mirror / f"partition-{p}.jsonl").open("w"))
-                                   for p in range(definition.partitions)]
-                placed = _mirrored(placed, partition_files)
-            return send_all(producer, ((p.topic, p.record) for p, _ in placed))
-    finally:
-        producer.close()
+    producer = Producer({**rdkafka_config(bench.client_config), "acks": "all", "linger.ms": 20,
+                         "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000})
+    failures: list = []
+
+    def delivered(error, _message) -> None:
+        if error is not None:
+            failures.append(error)
+
+    sent = 0
+    with contextlib.ExitStack() as files:
+        if mirror is not None:
+            mirror.mkdir(parents=True, exist_ok=True)
+            placed = _mirrored(placed, [files.enter_context((mirror / f"partition-{p}.jsonl").open("w"))
+                                        for p in range(definition.partitions)])
+        for p, _ in placed:
+            record = p.record
+            while True:
+                try:
+                    producer.produce(p.topic, value=record.value, key=record.key, partition=p.partition,
+                                     timestamp=record.timestamp_ms or 0, on_delivery=delivered)
+                    break
+                except BufferError:  # the local queue is full: let deliveries drain it
+                    producer.poll(0.05)
+            sent += 1
+            if sent % 10_000 == 0:
+                producer.poll(0)
+    unsent = producer.flush(60)
+    if unsent or failures:
+        raise RuntimeError(f"{unsent + len(failures)} of {sent} input records were not acknowledged"
+                           + (f", e.g. {failures[0]}" if failures else ""))
+    return sent
 
 
 def _mirrored(placed, files):
@@ -264,7 +288,7 @@ def run_pyflink(workload: str, input_dir: Path, output_dir: Path) -> Timed | str
 
 
 def pyflink_rows(output_dir: Path) -> Counter:
-    """The peer's output lines as (key, {field: value} without ts) items, for comparing rows."""
+    """The peer's output lines ({"key", fields..., "ts"}) as `json_row`s."""
     rows = Counter()
     for path in output_dir.rglob("*"):
         if path.is_file() and not path.name.startswith("."):
@@ -272,26 +296,55 @@ def pyflink_rows(output_dir: Path) -> Counter:
                 for line in f:
                     row = json.loads(line)
                     row.pop("ts", None)
-                    rows[(row.pop("key"), tuple(sorted(row.items())))] += 1
+                    rows[json_row(row.pop("key"), row)] += 1
     return rows
+
+
+def json_rows(records: Counter) -> Counter:
+    """Kafka (key, JSON value) records as `json_row`s."""
+    rows = Counter()
+    for (key, value), count in records.items():
+        rows[json_row(None if key is None else key.decode(), json.loads(value))] += count
+    return rows
+
+
+def json_row(key, fields: dict) -> tuple:
+    """A joined row as the engines agree on it: field names in lower case (ksqlDB upper-cases
+    them, Flink does not), null fields left out (Spark's to_json drops them, Flink writes them)."""
+    return key, tuple(sorted((name.lower(), value) for name, value in fields.items() if value is not None))
+
+
+def row_differences(rows: dict[str, Counter]) -> str:
+    """Each engine's rows against the first's: 'same', or how many differ each way with an example."""
+    def described(differing: Counter) -> str:
+        return f"{sum(differing.values()):,}, e.g. {str(next(iter(differing), '-'))[:120]}"
+
+    (first, reference), *others = rows.items()
+    found = []
+    for name, theirs in others:
+        if theirs == reference:
+            found.append(f"{name} same")
+        else:
+            found.append(f"{name} DIFFERENT (only in {first}'s: {described(reference - theirs)}; "
+                         f"only in {name}'s: {described(theirs - reference)})")
+    return f"rows vs {first}'s: " + "; ".join(found)
 
 
 # --- memory of Spark's Python workers ------------------------------------------------------------
 
 @dataclass
 class WorkerMemory:
-    """Peak memory of the Python processes Spark started for this driver (`pyspark.daemon` and
-    the workers it forks, the streaming source runner...): their /proc/<pid>/status sampled from a
-    thread every `interval` s while the block runs. Only this process's descendants count (other
-    Spark sessions on the machine are not ours). `peak_one` is the largest VmHWM (a process's own
-    high-water mark: exact, but a reused worker's also covers earlier runs of the session);
-    `peak_total` the largest sum of VmRSS over the processes alive at one sample."""
+    """Peak memory of the Python processes Spark started for this driver (`pyspark.daemon`s, the
+    workers they fork, the streaming source runner...): /proc/<pid>/status sampled from a thread
+    every `interval` s while the block runs. Only this process's descendants count (other Spark
+    sessions on the machine are not ours). Per kind of process: the largest VmHWM (a process's
+    own high-water mark: exact, but a reused worker's also covers earlier runs of the session);
+    and the largest sum of VmRSS over all of them at one sample (pages a forked worker shares
+    with its daemon are counted in each)."""
 
     interval: float = 0.2
-    peak_one: int = 0  # bytes
-    peak_one_role: str = ""
-    peak_total: int = 0
-    roles: dict = field(default_factory=dict)  # role -> distinct pids seen
+    peak_total: int = 0  # bytes
+    kinds: dict = field(default_factory=dict)  # kind -> [peak VmHWM bytes, {pids}]
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def __enter__(self) -> "WorkerMemory":
@@ -310,26 +363,51 @@ class WorkerMemory:
 
     def sample(self) -> None:
         total = 0
-        for pid, role in python_workers(os.getpid()).items():
+        for pid, kind in python_workers(os.getpid()).items():
             status = _status_kb(pid)
             if not status:
                 continue  # ended between the listing and the read
             total += status.get("VmRSS", 0) * 1024
-            hwm = status.get("VmHWM", 0) * 1024
-            if hwm > self.peak_one:
-                self.peak_one, self.peak_one_role = hwm, role
-            self.roles.setdefault(role, set()).add(pid)
+            peak = self.kinds.setdefault(kind, [0, set()])
+            peak[0] = max(peak[0], status.get("VmHWM", 0) * 1024)
+            peak[1].add(pid)
         self.peak_total = max(self.peak_total, total)
 
     def line(self) -> str:
-        roles = ", ".join(f"{role} x{len(pids)}" for role, pids in sorted(self.roles.items()))
-        return (f"Python workers: peak RSS {mb(self.peak_one)} in one process ({self.peak_one_role}; VmHWM), "
-                f"{mb(self.peak_total)} all together (VmRSS sampled every {self.interval:g} s; {roles or 'none seen'})")
+        if not self.kinds:
+            return "Python workers: none seen"
+        kinds = sorted(self.kinds.items(), key=lambda kv: -kv[1][0])
+        (top, (peak, _)), rest = kinds[0], kinds[1:]
+        return (f"Python workers: peak RSS {mb(peak)} in one process ({top}), {mb(self.peak_total)} all together; "
+                f"per kind (VmHWM, processes): " + ", ".join(f"{kind} {mb(hwm)} x{len(pids)}"
+                                                              for kind, (hwm, pids) in kinds))
 
 
 def python_workers(root: int) -> dict[int, str]:
-    """{pid: role} of the Python processes below `root` (the JVM's children and theirs) whose
-    command line runs a pyspark module; role = the module a daemon serves, else the module."""
+    """{pid: kind} of the Python processes below `root` (the JVM's children and theirs) that run
+    a pyspark module; kind = the module's last name ("worker", "python_streaming_source_runner",
+    ...), "daemon" for a `pyspark.daemon` that forks them."""
+    children = _children()
+    found: dict[int, str] = {}
+    stack = [(pid, root) for pid in children.get(root, [])]
+    while stack:
+        pid, parent = stack.pop()
+        stack.extend((child, pid) for child in children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        modules = [a for a in argv if a.startswith("pyspark")]
+        if not argv or "java" in os.path.basename(argv[0]) or not modules:
+            continue
+        forks = "pyspark.daemon" in modules and parent not in found  # a daemon, not a worker it forked
+        found[pid] = "daemon" if forks else modules[-1].rsplit(".", 1)[-1]
+    return found
+
+
+def _children() -> dict[int, list[int]]:
+    """{parent pid: child pids} of every process now."""
     children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -339,19 +417,23 @@ def python_workers(root: int) -> dict[int, str]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
-    found, stack = {}, list(children.get(root, []))
+    return children
+
+
+def cpu_seconds(root: int) -> float:
+    """CPU time (user + system) used so far by `root` and the processes below it now (the JVM,
+    the Python workers, the broker): the difference over a window is what the bench cost."""
+    children, total, stack = _children(), 0, [root]
     while stack:
         pid = stack.pop()
         stack.extend(children.get(pid, []))
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-        except OSError:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+        except (OSError, IndexError, ValueError):
             continue
-        modules = [a for a in argv if a.startswith("pyspark")]
-        if argv and "java" not in os.path.basename(argv[0]) and modules:
-            found[pid] = modules[-1]
-    return found
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _status_kb(pid: int) -> dict[str, int]:

@@ -1,30 +1,45 @@
-"""Stream join benchmark: streamjoin against a hand-written PySpark job, same topics, same run.
+"""Stream join benchmark: streamjoin against a hand-written PySpark job and PyFlink, same records.
 
   (a) enrichment: EVENTS click events (key = user id) LEFT JOIN a table of EVENTS/10 users;
       ksqlDB `LEFT JOIN` stream-table through our planner, vs. Spark reading the users topic as a
-      static DataFrame (latest row per key) and the clicks with readStream (stream-static join).
+      static DataFrame (latest row per key) and the clicks with readStream (stream-static join),
+      vs. Flink SQL's event-time temporal join on the latest row per user (bench/pyflink_peer.py).
   (b) interval: EVENTS/2 orders and EVENTS/2 payments over 10 hours of event time, keys drawn
       from EVENTS/10 ids (so ~1 match per order); ksqlDB `INNER JOIN ... WITHIN 1 HOURS`, vs.
-      Spark's native stream-stream join (watermarks + a +/- 1 hour time-range condition).
+      Spark's native stream-stream join (watermarks + a +/- 1 hour time-range condition), vs.
+      Flink SQL's interval join.
 
-Every job reads Kafka (availableNow) and writes Kafka with the streamjoin_kafka sink. Rates are
-input records (both inputs) per second of the query's wall time, start-up included. Both jobs
-must write the same number of records; both counts are printed.
-Usage: python bench/stream_joins.py [--events N]   (default 750,000; full size: 1,000,000)
-The full size took ~18 min here (2 cores shared, load 4-9): (a) ~10, (b) ~8 min, a third of it
-producing the inputs; the default is scaled to fit ~15 min.
+The Spark jobs read Kafka (availableNow) and write Kafka with the streamjoin_kafka sink. PyFlink
+has no Kafka connector jar here, so it reads the same records from JSON-lines files (one per
+Kafka partition, written while producing) and writes files, in streaming mode, under its own
+virtualenv (.venv-flink; skipped with a note when missing). Rates are input records (both inputs)
+per second of the query's wall time, start-up included; every ratio is printed.
+
+Checks on every run: streamjoin's output == the same compiled query run in batch mode over the
+same inputs (multisets of key and value); the output counts of all three engines (and
+streamjoin's rows against PyFlink's), printed plainly when they differ. Also printed: the peak
+RSS of Spark's Python workers during each Spark job, and where streamjoin's time went.
+Usage: python bench/stream_joins.py [--events N] [--only a|b]   (default 500,000; full size: 1,000,000)
+Scaled to fit ~15 min on a quiet machine: at the full size the two Spark jobs alone took ~18 min
+here (2 cores shared, load 4-9); the batch check adds ~half of streamjoin's run, PyFlink about
+its own. 200,000 events took 11.4 min at load ~17 (other engineers' tests).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
-from common import (BASE_TS, Bench, Timed, bench_session, compile_query, create_topics, load_average,
-                    produce, run_streamjoin, topic_count, warm_up)
+from common import (BASE_TS, Agreement, Bench, Timed, WorkerMemory, bench_session, compile_query,
+                    create_topics, json_rows, load_average, output_records, print_profile, produce,
+                    pyflink_rows, row_differences, run_pyflink, run_streamjoin, streaming_vs_batch,
+                    topic_count, warm_up)
 
-FULL_EVENTS, DEFAULT_EVENTS = 1_000_000, 750_000
+FULL_EVENTS, DEFAULT_EVENTS = 1_000_000, 500_000
 HOUR_MS = 3_600_000
 SPAN_MS = 10 * HOUR_MS
 PARTITIONS = 2  # one task per core
@@ -55,9 +70,26 @@ def run_hand_written(bench: Bench, joined, topic: str, input_records: int) -> Ti
     return Timed(input_records, topic_count(bench, topic), time.perf_counter() - started)
 
 
+@dataclass
+class Workload:
+    """One workload's runs: the three engines, the checks, the Python workers' memory."""
+
+    streamjoin: Timed
+    streamjoin_memory: WorkerMemory
+    hand: Timed
+    hand_memory: WorkerMemory
+    batch: Agreement
+    flink: Timed | str  # or why it did not run
+    rows: str  # the other engines' output rows against streamjoin's
+
+
+def flink_dir(bench: Bench, workload: str) -> Path:
+    return bench.work_dir / "pyflink" / workload
+
+
 # --- (a) stream-table enrichment ----------------------------------------------------------------
 
-def enrichment(bench: Bench, events: int) -> tuple[Timed, Timed]:
+def enrichment(bench: Bench, events: int) -> Workload:
     users, clicks = max(events // 10, 1), events
     sources = [source(bench, "clicks", "stream", {"id": "STRING", "amount": "BIGINT"}),
                source(bench, "users", "table", {"id": "STRING", "name": "STRING", "region": "STRING"})]
@@ -66,24 +98,42 @@ def enrichment(bench: Bench, events: int) -> tuple[Timed, Timed]:
         f"u.name AS name, u.region AS region FROM clicks c LEFT JOIN users u ON c.id = u.id "
         f"EMIT CHANGES;", sources)
     create_topics(bench, queries)
-    rng = random.Random(1)
-    # The table first (earlier timestamps): every click finds its user, in both engines.
+    rng, started = random.Random(1), time.perf_counter()
+    # The table first (earlier timestamps): every click finds its user, in every engine.
+    files = flink_dir(bench, "enrichment") / "in"
     produced = produce(bench, catalog, "users", ((f"u{n}", {"name": f"user {n}", "region": f"r{n % 50}"},
-                                                  BASE_TS + n) for n in range(users)))
+                                                  BASE_TS + n) for n in range(users)), files / "users")
     produced += produce(bench, catalog, "clicks", ((f"u{rng.randrange(users)}", {"amount": n},
-                                                    BASE_TS + users + n) for n in range(clicks)))
-    print(f"(a) produced {users:,} users + {clicks:,} clicks")
-    return both_engines(bench, queries, hand_written_enrichment(bench, sources), "enriched_spark", produced)
+                                                    BASE_TS + users + n) for n in range(clicks)), files / "clicks")
+    print(f"(a) produced {users:,} users + {clicks:,} clicks in {time.perf_counter() - started:,.1f} s "
+          f"(and wrote them to files for PyFlink)")
+    return all_engines(bench, queries, hand_written_enrichment(bench, sources), "enriched_spark", produced,
+                       "enrichment")
 
 
-def both_engines(bench: Bench, queries, hand_written, output: str, produced: int):
-    """streamjoin's run, then the hand-written job on the same topics: (streamjoin, hand-written)."""
-    streamjoin, _ = run_streamjoin(bench, queries)
+def all_engines(bench: Bench, queries, hand_written, output: str, produced: int, workload: str) -> Workload:
+    """streamjoin's run, the hand-written job on the same topics, streamjoin's query again in batch
+    mode, then PyFlink on the same records from files; then every engine's output rows."""
+    with WorkerMemory() as streamjoin_memory:
+        streamjoin, _ = run_streamjoin(bench, queries)
     check_read(streamjoin, produced)
-    return streamjoin, run_hand_written(bench, hand_written, bench.name(output), produced)
+    with WorkerMemory() as hand_memory:
+        hand = run_hand_written(bench, hand_written, bench.name(output), produced)
+    batch = streaming_vs_batch(bench, queries)
+    directory = flink_dir(bench, workload)
+    flink = run_pyflink(workload, directory / "in", directory / "out")
+    # The rows without their timestamps (each engine stamps its own way; the counts and the
+    # streaming == batch check cover the rest).
+    ours = batch.streaming if len(queries) == 1 else output_records(bench, queries[-1].sink.topic)
+    rows = {"streamjoin": json_rows(ours), "hand-written PySpark": json_rows(output_records(bench, bench.name(output)))}
+    if isinstance(flink, Timed):
+        rows["PyFlink"] = pyflink_rows(directory / "out")
+    return Workload(streamjoin, streamjoin_memory, hand, hand_memory, batch, flink, row_differences(rows))
 
 
 def hand_written_enrichment(bench: Bench, sources: list[dict]):
+    # The values are JSON objects keyed by the declared column names, as the bench's serde writes
+    # them; Spark's from_json matches field names case-sensitively (a wrong case reads nulls).
     from pyspark.sql import functions as F
 
     clicks_topic, users_topic = (s["topic"] for s in sources)
@@ -92,18 +142,18 @@ def hand_written_enrichment(bench: Bench, sources: list[dict]):
     # A table is the latest record per key (one partition per key: the highest offset wins).
     users = (users_raw.groupBy("key").agg(F.max_by("value", "offset").alias("value"))
              .select(F.col("key").cast("string").alias("id"),
-                     F.from_json(F.col("value").cast("string"), "NAME STRING, REGION STRING").alias("u"))
-             .where("u IS NOT NULL").select("id", "u.NAME", "u.REGION"))
+                     F.from_json(F.col("value").cast("string"), "name STRING, region STRING").alias("u"))
+             .where("u IS NOT NULL").select("id", "u.name", "u.region"))
     clicks = kafka_stream(bench, clicks_topic).select(
         F.col("key").cast("string").alias("id"), "key", "timestamp",
-        F.from_json(F.col("value").cast("string"), "AMOUNT BIGINT").AMOUNT.alias("AMOUNT"))
+        F.from_json(F.col("value").cast("string"), "amount BIGINT").amount.alias("amount"))
     return clicks.join(users, "id", "left").select(
-        "key", "timestamp", F.to_json(F.struct("AMOUNT", "NAME", "REGION")).cast("binary").alias("value"))
+        "key", "timestamp", F.to_json(F.struct("amount", "name", "region")).cast("binary").alias("value"))
 
 
 # --- (b) stream-stream interval join ------------------------------------------------------------
 
-def interval(bench: Bench, events: int) -> tuple[Timed, Timed]:
+def interval(bench: Bench, events: int) -> Workload:
     per_side, ids = max(events // 2, 1), max(events // 10, 1)
     sources = [source(bench, "orders", "stream", {"id": "STRING", "v": "BIGINT"}),
                source(bench, "payments", "stream", {"id": "STRING", "v": "BIGINT"})]
@@ -113,13 +163,15 @@ def interval(bench: Bench, events: int) -> tuple[Timed, Timed]:
     create_topics(bench, queries)
     rng = random.Random(2)
     step = SPAN_MS / (2 * per_side)  # orders and payments interleave, each side in time order
-    produced = 0
+    produced, files, started = 0, flink_dir(bench, "interval") / "in", time.perf_counter()
     for name, offset in (("orders", 0), ("payments", 1)):
         produced += produce(bench, catalog, name, ((f"id{rng.randrange(ids)}", {"v": n},
                                                     BASE_TS + int((2 * n + offset) * step))
-                                                   for n in range(per_side)))
-    print(f"(b) produced {per_side:,} orders + {per_side:,} payments over 10 h, {ids:,} ids")
-    return both_engines(bench, queries, hand_written_interval(bench, sources), "matched_spark", produced)
+                                                   for n in range(per_side)), files / name)
+    print(f"(b) produced {per_side:,} orders + {per_side:,} payments over 10 h, {ids:,} ids, in "
+          f"{time.perf_counter() - started:,.1f} s (and wrote them to files for PyFlink)")
+    return all_engines(bench, queries, hand_written_interval(bench, sources), "matched_spark", produced,
+                       "interval")
 
 
 def hand_written_interval(bench: Bench, sources: list[dict]):
@@ -128,14 +180,14 @@ def hand_written_interval(bench: Bench, sources: list[dict]):
     def side(topic: str, prefix: str):
         return (kafka_stream(bench, topic)
                 .select(F.col("key").alias(f"{prefix}key"), F.col("timestamp").alias(f"{prefix}ts"),
-                        F.from_json(F.col("value").cast("string"), "V BIGINT").V.alias(f"{prefix}v"))
+                        F.from_json(F.col("value").cast("string"), "v BIGINT").v.alias(f"{prefix}v"))
                 .withWatermark(f"{prefix}ts", "1 hour"))
 
     orders, payments = (side(s["topic"], p) for s, p in zip(sources, ("o_", "p_")))
     joined = orders.join(payments, F.expr(
         "o_key = p_key AND p_ts BETWEEN o_ts - INTERVAL 1 HOUR AND o_ts + INTERVAL 1 HOUR"))
     return joined.select(F.col("o_key").alias("key"), F.greatest("o_ts", "p_ts").alias("timestamp"),
-                         F.to_json(F.struct(F.col("o_v").alias("OV"), F.col("p_v").alias("PV")))
+                         F.to_json(F.struct(F.col("o_v").alias("ov"), F.col("p_v").alias("pv")))
                          .cast("binary").alias("value"))
 
 
@@ -146,15 +198,27 @@ def check_read(timed: Timed, produced: int) -> None:
         raise RuntimeError(f"streamjoin read {timed.input_records:,} records, {produced:,} were produced")
 
 
-def report(label: str, streamjoin: Timed, hand: Timed) -> None:
-    same = "same" if streamjoin.output_records == hand.output_records else "DIFFERENT"
-    print(f"{label}\n"
-          f"  streamjoin:   {streamjoin.rate:>9,.0f} events/s  ({streamjoin.input_records:,} in, "
-          f"{streamjoin.output_records:,} out, {streamjoin.seconds:,.1f} s)\n"
-          f"  hand-written: {hand.rate:>9,.0f} events/s  ({hand.input_records:,} in, "
-          f"{hand.output_records:,} out, {hand.seconds:,.1f} s)\n"
-          f"  ratio streamjoin/hand-written: {streamjoin.rate / hand.rate:.2f}; "
-          f"output counts {same} ({streamjoin.output_records:,} vs {hand.output_records:,})")
+def report(label: str, result: Workload) -> None:
+    engines = {"streamjoin": result.streamjoin, "hand-written PySpark": result.hand}
+    if isinstance(result.flink, Timed):
+        engines["PyFlink"] = result.flink
+    print(label)
+    for name, timed in engines.items():
+        print(f"  {name + ':':<22}{timed.rate:>9,.0f} events/s  ({timed.input_records:,} in, "
+              f"{timed.output_records:,} out, {timed.seconds:,.1f} s)")
+    if not isinstance(result.flink, Timed):
+        print(f"  {'PyFlink:':<22}{result.flink}")
+    names = list(engines)
+    print("  ratios: " + "; ".join(f"{a}/{b} {engines[a].rate / engines[b].rate:.2f}"
+                                   for i, a in enumerate(names) for b in names[i + 1:]))
+    counts = {name: timed.output_records for name, timed in engines.items()}
+    agree = "agree" if len(set(counts.values())) == 1 else "DIFFER"
+    print(f"  output counts {agree}: " + ", ".join(f"{name} {count:,}" for name, count in counts.items())
+          + f"; {result.rows}")
+    print(f"  {result.batch.line()}")
+    print(f"  streamjoin run: {result.streamjoin_memory.line()}")
+    print(f"  hand-written run: {result.hand_memory.line()}")
+    print_profile(result.streamjoin.profile or {})
 
 
 def main() -> None:
@@ -167,14 +231,14 @@ def main() -> None:
         print(f"broker {bench.bootstrap}; {PARTITIONS} partitions per topic; {load_average()}")
         if args.events < FULL_EVENTS:
             print(f"scaled: {args.events:,} events (full size {FULL_EVENTS:,}: --events {FULL_EVENTS}; "
-                  f"it took ~18 min on 2 shared cores, over the ~15 min budget)")
+                  f"its Spark jobs alone took ~18 min on 2 shared cores, over the ~15 min budget)")
         warm_up(bench)
         if args.only in (None, "a"):
             report(f"(a) stream-table LEFT JOIN enrichment, {args.events:,} events x "
-                   f"{max(args.events // 10, 1):,}-key table", *enrichment(bench, args.events))
+                   f"{max(args.events // 10, 1):,}-key table", enrichment(bench, args.events))
         if args.only in (None, "b"):
             report(f"(b) stream-stream INNER JOIN WITHIN 1 HOURS, 2 x {args.events // 2:,} events",
-                   *interval(bench, args.events))
+                   interval(bench, args.events))
         print(f"done; {load_average()}")
 
 

@@ -9,23 +9,29 @@
 
 Prints updates/s (input records over the query's wall time, start-up included), the state as
 committed (pickled runtimes without their stores + the stores' key-group pages, read back with
-Spark's `statestore` data source; the checkpoint's state directory on disk for scale), and then
-the state-size test: TOUCH more updates run against that state, and the same TOUCH updates run
-by the same query against an empty state (the baseline). A batch loads and writes only the
+Spark's `statestore` data source; the checkpoint's state directory on disk for scale), the peak
+RSS of Spark's Python workers during the run, whether the output equals the same query run in
+batch mode over the same inputs (streaming == batch), and then the state-size test: TOUCH more
+updates run against that state, and the same TOUCH updates run by the same query against an
+empty state (the baseline). A batch loads and writes only the
 key-group pages its keys fall in (about two per update), not the whole state; the loaded run
 also starts a query, which opens the state store from the checkpoint (a cost that grows with the
 state in any design), so its ratio is above 1.
-Usage: python bench/table_joins.py [--updates N]   (default 1,000,000)
+Usage: python bench/table_joins.py [--updates N] [--only pk|fk]   (default 1,000,000: the FK run's
+left table has 1M keys). 200,000 updates took 4.6 min at load ~10 (the streaming == batch check
+~40% of it).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+from dataclasses import dataclass
 from typing import Callable
 
-from common import (BASE_TS, Bench, StateSize, Timed, bench_session, compile_query, create_topics,
-                    load_average, mb, produce, run_streamjoin, state_size, warm_up)
+from common import (BASE_TS, Agreement, Bench, StateSize, Timed, WorkerMemory, bench_session, compile_query,
+                    create_topics, load_average, mb, produce, run_streamjoin, state_size, streaming_vs_batch,
+                    warm_up)
 
 TOUCH = 1_000
 
@@ -64,22 +70,40 @@ def fk_left_rows(bench: Bench, catalog, keys, right_keys: int, first_ts: int, se
                                           for n, key in enumerate(keys)))
 
 
-def primary_key(bench: Bench, updates: int) -> tuple[Timed, int, StateSize, Timed, Timed]:
+@dataclass
+class Result:
+    timed: Timed
+    produced: int
+    state: StateSize
+    memory: WorkerMemory
+    batch: Agreement
+    loaded: Timed  # TOUCH more updates against the state
+    empty: Timed  # the same TOUCH updates against an empty state
+
+
+def measured_run(bench: Bench, queries) -> tuple[Timed, StateSize, WorkerMemory, Agreement]:
+    """The query over everything produced so far, its state, its workers' memory, and the same
+    query in batch mode over the same inputs."""
+    with WorkerMemory() as memory:
+        timed, checkpoints = run_streamjoin(bench, queries)
+    return timed, state_size(bench.spark, checkpoints[-1]), memory, streaming_vs_batch(bench, queries)
+
+
+def primary_key(bench: Bench, updates: int) -> Result:
     keys = max(updates // 10, 1)
     queries, catalog = pk_query(bench, "")
     create_topics(bench, queries)
     produced = pk_updates(bench, catalog, updates, keys, BASE_TS, seed=3)
     print(f"PK: produced {produced:,} updates over {keys:,} keys")
-    timed, checkpoints = run_streamjoin(bench, queries)
-    state = state_size(bench.spark, checkpoints[-1])
+    measured = measured_run(bench, queries)
 
     def touch(catalog) -> int:
         return pk_updates(bench, catalog, TOUCH, keys, BASE_TS + 3 * updates, seed=5)
 
-    return (timed, produced, state, *touch_runs(bench, queries, catalog, pk_query, touch))
+    return Result(measured[0], produced, *measured[1:], *touch_runs(bench, queries, catalog, pk_query, touch))
 
 
-def foreign_key(bench: Bench, left_rows: int) -> tuple[Timed, int, StateSize, Timed, Timed]:
+def foreign_key(bench: Bench, left_rows: int) -> Result:
     right_keys = max(left_rows // 100, 1)
     queries, catalog = fk_query(bench, "")
     create_topics(bench, queries)
@@ -88,14 +112,13 @@ def foreign_key(bench: Bench, left_rows: int) -> tuple[Timed, int, StateSize, Ti
     produced += produce(bench, catalog, "fr", ((f"r{n}", {"v": n}, BASE_TS + left_rows + n)
                                                for n in range(right_keys)))
     print(f"FK: produced {left_rows:,} left rows + {right_keys:,} right rows")
-    timed, checkpoints = run_streamjoin(bench, queries)
-    state = state_size(bench.spark, checkpoints[-1])
+    measured = measured_run(bench, queries)
     moved = random.Random(6).sample(range(left_rows), min(TOUCH, left_rows))  # left rows changing their FK
 
     def touch(catalog) -> int:
         return fk_left_rows(bench, catalog, moved, right_keys, BASE_TS + 3 * left_rows, seed=7)
 
-    return (timed, produced, state, *touch_runs(bench, queries, catalog, fk_query, touch))
+    return Result(measured[0], produced, *measured[1:], *touch_runs(bench, queries, catalog, fk_query, touch))
 
 
 def touch_runs(bench: Bench, queries, catalog, build: Callable, touch: Callable) -> tuple[Timed, Timed]:
@@ -110,7 +133,8 @@ def touch_runs(bench: Bench, queries, catalog, build: Callable, touch: Callable)
     return loaded, empty
 
 
-def report(label: str, timed: Timed, produced: int, state: StateSize, loaded: Timed, empty: Timed) -> None:
+def report(label: str, result: Result) -> None:
+    timed, produced, state, loaded, empty = result.timed, result.produced, result.state, result.loaded, result.empty
     if timed.input_records != produced:
         raise RuntimeError(f"streamjoin read {timed.input_records:,} records, {produced:,} were produced")
     print(f"{label}\n"
@@ -118,6 +142,8 @@ def report(label: str, timed: Timed, produced: int, state: StateSize, loaded: Ti
           f"{timed.seconds:,.1f} s)\n"
           f"  state: {mb(state.runtimes)} pickled runtimes + {mb(state.pages)} in {state.page_count:,} "
           f"key-group pages (last committed); {mb(state.on_disk)} checkpoint state dir on disk\n"
+          f"  {result.memory.line()}\n"
+          f"  {result.batch.line()}\n"
           f"  {TOUCH:,} more updates: {loaded.seconds:,.1f} s against that state vs {empty.seconds:,.1f} s "
           f"against an empty state (baseline); ratio {loaded.seconds / empty.seconds:.2f}")
 
@@ -133,10 +159,10 @@ def main() -> None:
         warm_up(bench)
         if args.only in (None, "pk"):
             report(f"PK table-table INNER JOIN, {args.updates:,} updates over "
-                   f"{max(args.updates // 10, 1):,} keys", *primary_key(bench, args.updates))
+                   f"{max(args.updates // 10, 1):,} keys", primary_key(bench, args.updates))
         if args.only in (None, "fk"):
             report(f"FK table-table INNER JOIN, {max(args.updates // 100, 1):,} right keys fanning out to "
-                   f"{args.updates:,} left rows", *foreign_key(bench, args.updates))
+                   f"{args.updates:,} left rows", foreign_key(bench, args.updates))
         print(f"done; {load_average()}")
 
 
