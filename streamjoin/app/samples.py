@@ -17,13 +17,15 @@ from streamjoin.settings import Settings
 
 def produce_samples(sql_dir: Path, samples_dir: Path, bootstrap: str, settings: Settings) -> dict[str, int]:
     """Produce `samples/<folder>/<source>.jsonl` ({ts, key, value} per line) to each declared
-    source's topic, once: a topic that already holds records is left alone."""
+    source's topic, once: a topic that already holds records is left alone. The file is found by
+    the source's name ignoring case (ksqlDB folds an unquoted `pageviews` to PAGEVIEWS)."""
     produced = {}
     for sources_file in sorted(sql_dir.rglob("sources.sql")):
         folder = sources_file.parent
+        samples = {path.stem.lower(): path for path in (samples_dir / folder.relative_to(sql_dir)).glob("*.jsonl")}
         for source in folder_catalog(folder):
-            sample = samples_dir / folder.relative_to(sql_dir) / f"{source.name}.jsonl"
-            if not sample.exists():
+            sample = samples.get(source.name.lower())
+            if sample is None:
                 continue
             partitions = source.partitions or 1
             admin.create_topics(bootstrap, {source.topic: partitions}, settings=settings)

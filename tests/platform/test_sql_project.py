@@ -73,6 +73,7 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance, tmp_p
     assert job.execute_in_process(instance=instance).success
     metadata = latest_metadata(instance, dg.AssetKey(QUERY))
     views = pageview_count(bootstrap)
+    assert views > 0, "the sample page views were produced"
     assert (metadata["input_rows"] >= views, metadata["output_rows"], metadata["consumer_lag"]) \
         == (True, views, 0)
     # The table is where the resource's Delta root says: asset, engine and metadata agree.
