@@ -20,7 +20,7 @@ import dagster as dg
 from assets.keys import FINGERPRINT, delta_key, query_key, report_metadata, topic_key
 from assets.tables import table_version
 from resources import EngineResource
-from streamjoin.app.engine import MODES, Engine
+from streamjoin.app.engine import MODES, ON_DATA_LOSS, Engine
 from streamjoin.app.project import Query, SqlProject
 from streamjoin.runtime.report import RunReport
 
@@ -33,6 +33,10 @@ class StreamRunConfig(dg.Config):
 
     mode: str = ""  # available_now | continuous; empty = the query's mode
     stop_after_s: float = 0.0  # continuous only: stop after this many seconds (0 = run forever)
+    # A checkpoint offset outside a topic's log (topic recreated, broker restarted empty,
+    # retention): fail (naming topic, partition, offset and the log's range), or go on from the
+    # log's earliest or latest offset; empty = STREAMJOIN_ON_DATA_LOSS, else fail.
+    on_data_loss: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,11 +121,14 @@ def _query_asset(query: Query, delta_path: str) -> dg.AssetsDefinition:
         mode = config.mode or query.mode
         if mode not in MODES:
             raise dg.Failure(f"mode must be one of {MODES}, got {mode!r}")
+        if config.on_data_loss and config.on_data_loss not in ON_DATA_LOSS:
+            raise dg.Failure(f"on_data_loss must be one of {ON_DATA_LOSS}, got {config.on_data_loss!r}")
         context.instance.add_run_tags(context.run.run_id, {PID_TAG: str(os.getpid()),
                                                        HOST_TAG: socket.gethostname()})
 
         client = engine.get_engine()
-        report = yield from _run_with_progress(client, query, mode, config.stop_after_s or None)
+        report = yield from _run_with_progress(client, query, mode, config.stop_after_s or None,
+                                               config.on_data_loss or None)
         metadata = report_metadata(report)
         for topic in query.repartition_topics:  # upstream of the join: yielded first
             yield dg.MaterializeResult(asset_key=topic_key(topic))
@@ -140,7 +147,8 @@ def _query_asset(query: Query, delta_path: str) -> dg.AssetsDefinition:
     return run
 
 
-def _run_with_progress(engine: Engine, query: Query, mode: str, stop_after_s: float | None):
+def _run_with_progress(engine: Engine, query: Query, mode: str, stop_after_s: float | None,
+                       on_data_loss: str | None):
     """Run the query in a worker thread and yield an AssetObservation per progress report as it
     arrives (events logged from another thread would only show when the step ends); returns the
     final RunReport. A continuous run thus shows live figures in the UI."""
@@ -151,7 +159,7 @@ def _run_with_progress(engine: Engine, query: Query, mode: str, stop_after_s: fl
         try:
             # The engine may pass the same (mutable) report each time: queue a snapshot.
             outcome["report"] = engine.run(
-                query, mode=mode, stop_after_s=stop_after_s,
+                query, mode=mode, stop_after_s=stop_after_s, on_data_loss=on_data_loss,
                 on_progress=lambda report: updates.put(dataclasses.replace(report)))
         except BaseException as error:  # re-raised in the step's thread below
             outcome["error"] = error

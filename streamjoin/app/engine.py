@@ -30,6 +30,7 @@ from streamjoin.runtime.report import RunReport
 from streamjoin.settings import Settings
 
 MODES = ("available_now", "continuous")
+ON_DATA_LOSS = offsets.ON_DATA_LOSS  # fail | earliest | latest: see Engine.run
 
 
 class Engine:

@@ -62,9 +62,11 @@ class FakeEngine(Engine):
         self.lag, self.fail_runs, self.dead_letters = lag, fail_runs, dead_letters
         self.on_backfill = on_backfill  # called with the query: what the batch recomputation writes
         self.calls: list = []
+        self.data_loss_policies: list = []  # on_data_loss of each run, as the asset passed it
 
-    def run(self, query, mode=None, stop_after_s=None, on_progress=None):
+    def run(self, query, mode=None, stop_after_s=None, on_progress=None, on_data_loss=None):
         self.calls.append(("run", query.name, mode))
+        self.data_loss_policies.append(on_data_loss)
         if self.fail_runs:
             raise RuntimeError("query crashed")
         report = RunReport(query=query.name, input_rows=10, output_rows=7, rows_per_second=100.0,

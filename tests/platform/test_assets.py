@@ -72,6 +72,23 @@ def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, r
     assert len(progress) == 1  # the one on_progress call became an observation
 
 
+@pytest.mark.parametrize("given, passed", [("", None), ("earliest", "earliest"), ("latest", "latest")])
+def test_run_config_chooses_what_a_data_loss_does(project, engine, resources, instance, given, passed):
+    """The Dagster side of the engine's on_data_loss: empty keeps the settings' policy (fail)."""
+    config = {"ops": {"clicks_enriched": {"config": {"on_data_loss": given}}}}
+    assert dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
+                          instance=instance, resources=resources, run_config=config).success
+    assert engine.data_loss_policies == [passed]
+
+
+def test_an_unknown_data_loss_policy_fails_the_run(project, engine, resources, instance):
+    config = {"ops": {"clicks_enriched": {"config": {"on_data_loss": "ignore"}}}}
+    result = dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
+                            instance=instance, resources=resources, run_config=config,
+                            raise_on_error=False)
+    assert not result.success and engine.calls == []
+
+
 def test_materialize_in_continuous_mode_passes_mode_and_stop(project, engine, resources,
                                                             instance):
     config = {"ops": {"clicks_enriched": {"config": {"mode": "continuous", "stop_after_s": 5}}}}
