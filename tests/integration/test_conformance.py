@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from streamjoin.runner.cases import load_cases
-from streamjoin.settings import Settings
-from streamjoin.runner.run import CaseRunner
+from tests.integration.suites import check_case, run_through_the_real_path
 from tests.paths import CONFORMANCE
 
 CASES = [c for c in load_cases([CONFORMANCE])]
@@ -17,14 +16,7 @@ CASES = [c for c in load_cases([CONFORMANCE])]
 
 @pytest.fixture(scope="session")
 def conformance_results(spark, kafka_bootstrap):
-    runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
-    try:
-        results = {r.case_id: r for r in runner.run_all(CASES, parallel=3)}
-    finally:
-        runner.close()
-    failed = sum(r.status != "PASS" for r in results.values())
-    print(f"\nconformance (real path): {len(results) - failed} passed, {failed} failed")
-    return results
+    return run_through_the_real_path(spark, kafka_bootstrap, CASES, "conformance")
 
 
 def test_the_cases_are_all_there():
@@ -34,8 +26,7 @@ def test_the_cases_are_all_there():
 @pytest.mark.integration
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_case_through_kafka_and_spark(conformance_results, case_id):
-    result = conformance_results[case_id]
-    assert result.status == "PASS", result.line()
+    check_case(conformance_results[case_id], {})
 
 
 @pytest.mark.integration

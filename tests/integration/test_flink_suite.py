@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 from streamjoin.runner.cases import load_cases
-from streamjoin.runner.run import CaseRunner
-from streamjoin.settings import Settings
+from tests.integration.suites import check_case, run_through_the_real_path
 from tests.paths import SUITES
 
 FLINK_IT = SUITES / "flink_it"
@@ -24,14 +23,7 @@ KNOWN_FAILURES: dict[str, str] = {}
 
 @pytest.fixture(scope="session")
 def flink_suite_results(spark, kafka_bootstrap):
-    runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
-    try:
-        results = {r.case_id: r for r in runner.run_all(CASES, parallel=3)}
-    finally:
-        runner.close()
-    failed = sum(r.status != "PASS" for r in results.values())
-    print(f"\nflink_it (real path): {len(results) - failed} passed, {failed} failed")
-    return results
+    return run_through_the_real_path(spark, kafka_bootstrap, CASES, "flink_it")
 
 
 def test_the_suite_is_there_and_the_list_names_its_cases():
@@ -43,11 +35,4 @@ def test_the_suite_is_there_and_the_list_names_its_cases():
 @pytest.mark.integration
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_flink_case_through_kafka_and_spark(flink_suite_results, case_id):
-    result = flink_suite_results[case_id]
-    known = KNOWN_FAILURES.get(case_id)
-    if known is not None:
-        if result.status == "PASS":
-            pytest.fail(f"{case_id} passes now: remove it from KNOWN_FAILURES ({known})")
-        print(f"known failure {case_id}: {known} | {result.line()}")
-        pytest.xfail(f"{known} | {result.line()}")
-    assert result.status == "PASS", result.line()
+    check_case(flink_suite_results[case_id], KNOWN_FAILURES)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from streamjoin.runner.cases import load_cases
-from streamjoin.runner.run import CaseRunner
-from streamjoin.settings import Settings
+from tests.integration.suites import check_case, run_through_the_real_path
 from tests.integration.ksqldb_known_failures import KNOWN_FAILURES
 from tests.paths import SUITES
 
@@ -18,14 +17,7 @@ CASES = load_cases([SUITES / "ksqldb_qtt"])
 
 @pytest.fixture(scope="session")
 def suite_results(spark, kafka_bootstrap):
-    runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
-    try:
-        results = {r.case_id: r for r in runner.run_all(CASES, parallel=3)}
-    finally:
-        runner.close()
-    failed = sum(r.status != "PASS" for r in results.values())
-    print(f"\nksqldb_qtt (real path): {len(results) - failed} passed, {failed} failed")
-    return results
+    return run_through_the_real_path(spark, kafka_bootstrap, CASES, "ksqldb_qtt")
 
 
 def test_known_failures_name_suite_cases_with_a_reason():
@@ -37,7 +29,4 @@ def test_known_failures_name_suite_cases_with_a_reason():
 @pytest.mark.integration
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_ksqldb_case_through_kafka_and_spark(suite_results, case_id):
-    result = suite_results[case_id]
-    if result.status != "PASS" and case_id in KNOWN_FAILURES:
-        pytest.xfail(f"{KNOWN_FAILURES[case_id]} ({result.line()[:200]})")
-    assert result.status == "PASS", result.line()
+    check_case(suite_results[case_id], KNOWN_FAILURES)

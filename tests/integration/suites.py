@@ -1,0 +1,33 @@
+"""Cases of a folder through the real path, once per test session (one CaseRunner on the session's
+broker and SparkSession, three cases at a time), and the verdict of one case against a checked-in
+list of known failures: conformance, ksqlDB's and Flink's suites share both."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamjoin.runner.cases import Case
+from streamjoin.runner.run import CaseResult, CaseRunner
+from streamjoin.settings import Settings
+
+
+def run_through_the_real_path(spark, kafka_bootstrap: str, cases: list[Case], label: str) -> dict[str, CaseResult]:
+    runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
+    try:
+        results = {r.case_id: r for r in runner.run_all(cases, parallel=3)}
+    finally:
+        runner.close()
+    failed = sum(r.status != "PASS" for r in results.values())
+    print(f"\n{label} (real path): {len(results) - failed} passed, {failed} failed")
+    return results
+
+
+def check_case(result: CaseResult, known_failures: dict[str, str]) -> None:
+    """PASS; or, for a listed case, xfail with its reason. A listed case that passes fails the
+    test, so the list never goes stale."""
+    known = known_failures.get(result.case_id)
+    if known is not None:
+        if result.status == "PASS":
+            pytest.fail(f"{result.case_id} passes now: remove it from the known failures ({known})")
+        pytest.xfail(f"{known} | {result.line()[:200]}")
+    assert result.status == "PASS", result.line()
