@@ -9,6 +9,7 @@ from collections import Counter
 
 import dagster as dg
 
+from assets.factory import SPARK_POOL
 from assets.keys import QUERY_TAG, latest_metadata, query_key
 from assets.state import broken_state, query_state
 from assets.tables import latest_time_before, rows_between
@@ -57,7 +58,7 @@ def _spec(key: dg.AssetKey, name: str) -> dg.AssetCheckSpec:
 def _query_checks(query: Query, config: PlatformConfig) -> dg.AssetChecksDefinition:
     key = query_key(query)
 
-    @dg.multi_asset_check(name=f"{query.name}_checks", can_subset=True,
+    @dg.multi_asset_check(name=f"{query.name}_checks", can_subset=True, pool=SPARK_POOL,
                           specs=[_spec(key, name) for name in check_names(query)])
     def run(context: dg.AssetCheckExecutionContext, engine: EngineResource):
         client = engine.get_engine()  # no broker or Spark until a check needs them

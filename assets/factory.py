@@ -30,6 +30,9 @@ from streamjoin.app.project import BrokenFile, Query, SqlProject
 from streamjoin.runtime.report import RunReport
 
 ON_DATA_LOSS = ("", "fail", "earliest", "latest")
+# Every step that starts Spark claims a slot of this pool: the instance (dagster.yaml) limits how
+# many such runs go at once, however they were launched; stop, reset and sample jobs never wait.
+SPARK_POOL = "spark"
 
 
 class StreamRunConfig(dg.Config):
@@ -132,7 +135,8 @@ def _specs(query: Query, delta_path: str) -> list[dg.AssetSpec]:
 
 
 def _query_asset(query: Query, delta_path: str) -> dg.AssetsDefinition:
-    @dg.multi_asset(name=query.name, specs=_specs(query, delta_path), can_subset=False)
+    @dg.multi_asset(name=query.name, specs=_specs(query, delta_path), can_subset=False,
+                    pool=SPARK_POOL)
     def run(context: dg.AssetExecutionContext, config: StreamRunConfig, engine: EngineResource):
         mode = config.mode or query.mode
         if mode not in MODES:

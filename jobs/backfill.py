@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
+from assets.factory import SPARK_POOL
 from assets.keys import delta_key, report_metadata, role_tags
 from resources import EngineResource
 from resources.platform import PlatformConfig
@@ -33,7 +34,7 @@ def build_backfill_jobs(project: SqlProject, config: PlatformConfig) -> list[dg.
 
 
 def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDefinition:
-    @dg.op(name=f"backfill_{query.name}_window")
+    @dg.op(name=f"backfill_{query.name}_window", pool=SPARK_POOL)
     def backfill_window(context: dg.OpExecutionContext, engine: EngineResource) -> None:
         window = context.partition_time_window
         start_ms, end_ms = int(window.start.timestamp() * 1000), int(window.end.timestamp() * 1000)
