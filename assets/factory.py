@@ -19,9 +19,9 @@ import socket
 import dagster as dg
 
 from assets import preview
-from assets.keys import (DEAD_LETTERS, FINGERPRINT, HOST_TAG, PID_TAG, dead_letter_table_key,
-                         dead_letter_topic_key, delta_key, query_key, report_metadata, role_tags,
-                         topic_key)
+from assets.keys import (DEAD_LETTERS, FINGERPRINT, HOST_TAG, MODE_TAG, PID_TAG,
+                         dead_letter_table_key, dead_letter_topic_key, delta_key, query_key,
+                         report_metadata, role_tags, topic_key)
 from assets.running import run_query
 from assets.tables import table_version
 from resources import EngineResource
@@ -146,7 +146,7 @@ def _query_asset(query: Query, delta_path: str) -> dg.AssetsDefinition:
                              f"got {config.on_data_loss!r}")
         # Whichever job runs the query (the UI's asset job too), its run is found by these tags.
         context.instance.add_run_tags(context.run.run_id, {
-            **role_tags(query.name, "run"), PID_TAG: str(os.getpid()),
+            **role_tags(query.name, "run"), MODE_TAG: mode, PID_TAG: str(os.getpid()),
             HOST_TAG: socket.gethostname()})
 
         client = engine.get_engine()

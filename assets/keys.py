@@ -12,6 +12,7 @@ from streamjoin.runtime.report import RunReport
 FINGERPRINT = "state_fingerprint"  # metadata entry recorded with each materialization / reset
 QUERY_TAG = "streamjoin/query"  # on every run about a query, with ROLE_TAG saying what it does:
 ROLE_TAG = "streamjoin/role"  # run (stream, start, repartition, the UI's asset job) | backfill | reset | stop
+MODE_TAG = "streamjoin/mode"  # the mode the run runs the query in (set when its step starts)
 STOP_TAG = "streamjoin/stop_requested"  # set on a running run by stop_<query>: drain and stop
 PID_TAG = "streamjoin/pid"  # the run worker's process, so the restart sensor can spot dead runs
 HOST_TAG = "streamjoin/host"

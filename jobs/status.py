@@ -14,6 +14,10 @@ Kafka metadata only; the tick log has one line per query.
 import json
 
 import dagster as dg
+# Not exported by dagster: which materialization an evaluation judges. Without it the UI matches
+# a sensor's evaluation to a materialization by time, at the run storage's one-second resolution.
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData as Target)
 
 from assets.checks import LIVE
 from assets.factory import QueryAssets
@@ -27,10 +31,12 @@ from streamjoin.app.project import SqlProject
 DATA_VERSION_TAG = "dagster/data_version"
 
 
-def _check(key: dg.AssetKey, state: QueryState) -> dg.AssetCheckEvaluation:
+def _check(key: dg.AssetKey, state: QueryState, latest) -> dg.AssetCheckEvaluation:
+    target = Target(storage_id=latest.storage_id, run_id=latest.run_id,
+                    timestamp=latest.timestamp) if latest else None
     return dg.AssetCheckEvaluation(asset_key=key, check_name=LIVE, passed=state.passed,
                                    severity=state.severity, description=state.line,
-                                   metadata=state.metadata())
+                                   metadata=state.metadata(), target_materialization_data=target)
 
 
 def _source_events(engine: EngineResource, topics: list[str], seen: dict) -> list:
@@ -69,11 +75,12 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
         for broken in project.broken:
             states[broken.name] = (broken, broken_state(broken.error))
         for name, (query, state) in states.items():
-            latest = context.instance.get_latest_materialization_event(query_key(query))
+            records = context.instance.fetch_materializations(query_key(query), limit=1).records
+            latest = records[0] if records else None
             signature = [state.state, state.reason, state.consumer_lag,
-                         latest.timestamp if latest else None]
+                         latest.storage_id if latest else None]
             if reported.get(name) != signature:
-                events += [observation(query, state), _check(query_key(query), state)]
+                events += [observation(query, state), _check(query_key(query), state, latest)]
                 reported[name] = signature
             log = context.log.warning if state.state == FAILING else context.log.info
             log(f"{name}: {state.line}")
