@@ -19,6 +19,7 @@ from streamjoin.kafka.offsets import DataLossError
 RUNNING, QUEUED, STOPPING, STOPPED = "running", "queued", "stopping", "stopped"
 FAILING, LAGGING, UP_TO_DATE, NEVER_RUN = "failing", "lagging", "up to date", "never run"
 BROKEN, NEEDS_RESET, DATA_LOSS, NO_KAFKA = "broken", "needs reset", "data loss", "kafka unreachable"
+UNKNOWN = "unknown"  # the state could not be worked out (the reason says why)
 HEALTHY = (RUNNING, UP_TO_DATE)
 ERRORS = (FAILING, BROKEN, DATA_LOSS, NO_KAFKA)  # everything else is a warning
 

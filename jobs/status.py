@@ -22,7 +22,8 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 from assets.checks import LIVE
 from assets.factory import QueryAssets
 from assets.keys import query_key, topic_key
-from assets.state import FAILING, QueryState, broken_state, observation, query_state
+from assets.state import (FAILING, UNKNOWN, QueryState, broken_state, observation,
+                          query_state)
 from jobs.sensors import restart_plan
 from resources import EngineResource
 from resources.platform import PlatformConfig
@@ -39,10 +40,10 @@ def _check(key: dg.AssetKey, state: QueryState, latest) -> dg.AssetCheckEvaluati
                                    metadata=state.metadata(), target_materialization_data=target)
 
 
-def _source_events(engine: EngineResource, topics: list[str], seen: dict) -> list:
+def _source_events(engine: EngineResource, topics: tuple[str, ...], seen: dict) -> list:
     events = []
-    for topic in topics:
-        total = sum(engine.end_offsets(topic).values())
+    for topic, described in engine.describe_topics(list(topics)).items():  # the existing ones
+        total = sum(described["end_offsets"].values())
         if seen.get(topic) != total:
             events.append(dg.AssetObservation(
                 asset_key=topic_key(topic), tags={DATA_VERSION_TAG: str(total)},
@@ -70,8 +71,11 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
         for query in project.queries:
             plan = restart_plan(context.instance, query, config)
             note = plan if isinstance(plan, str) else "restart requested" if plan else ""
-            states[query.name] = (query, query_state(context.instance, client, query, config,
-                                                     restart_note=note))
+            try:
+                state = query_state(context.instance, client, query, config, restart_note=note)
+            except Exception as error:  # noqa: BLE001 - one query's trouble must not hide the rest
+                state = QueryState(UNKNOWN, f"{type(error).__name__}: {error}".splitlines()[0])
+            states[query.name] = (query, state)
         for broken in project.broken:
             states[broken.name] = (broken, broken_state(broken.error))
         for name, (query, state) in states.items():

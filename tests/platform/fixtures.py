@@ -148,6 +148,10 @@ def fake_resources(fake: FakeEngine, **config) -> dict:
         def end_offsets(self, topic: str) -> dict[int, int]:
             return fake.offsets.get(topic, {0: 0})
 
+        def describe_topics(self, topics: list[str]) -> dict[str, dict]:
+            return {topic: {"partitions": len(self.end_offsets(topic)),
+                            "end_offsets": self.end_offsets(topic)} for topic in topics}
+
         def latest_records(self, topic: str, limit: int = 10) -> list[dict]:
             return fake.records.get(topic, [])[:limit]
 

@@ -52,6 +52,23 @@ def test_a_broken_sql_file_leaves_the_others_loaded(tmp_path, monkeypatch):
     assert defs.resolve_job_def("stream_shipped_orders")  # its jobs are there too
 
 
+def test_status_sensor_on_the_real_project(pageviews_samples, tmp_path, instance):
+    """One tick over every query of sql/ on the session broker (some source topics missing):
+    a state per query, the existing source topics observed; Kafka metadata only, no Spark."""
+    resources = engine_resources(pageviews_samples, tmp_path)
+    defs = build_definitions(load_project(REPO / "sql"), resources=resources)
+    with dg.build_sensor_context(instance=instance, definitions=defs,
+                                 resources=resources) as context:
+        result = defs.resolve_sensor_def("query_status").evaluate_tick(context)
+    states = {e.asset_key.to_user_string(): e.metadata["state"].value for e in result.asset_events
+              if isinstance(e, dg.AssetObservation) and "state" in e.metadata}
+    assert set(states) == {q.name for q in load_project(REPO / "sql").queries}
+    assert set(states.values()) == {"never run"}
+    observed = {e.asset_key.to_user_string() for e in result.asset_events
+                if isinstance(e, dg.AssetObservation) and "state" not in e.metadata}
+    assert "kafka/pageviews.topic" in observed
+
+
 def test_make_ui_seeds_the_samples(pageviews_samples, tmp_path):
     """`python -m jobs.samples` (make ui): every sample topic holds records; a second time it
     says they are already there (one line each time). After the shifted page views: those stay."""
