@@ -171,22 +171,23 @@ def _results(resource: EngineResource, query: Query, report: RunReport, stop, ex
                                metadata=metadata | extra | (stop.metadata() if stop else {}))
     yield dg.MaterializeResult(asset_key=topic_key(query.output_topic), metadata={
         "output_rows": metadata["output_rows"],
-        "latest_rows": preview.table_metadata(resource.latest_records(query.output_topic))})
+        "latest_rows": preview.metadata_or_note(
+            lambda: resource.latest_records(query.output_topic))})
     path = report.delta_path or engine.delta_path(query)
     version = report.delta_version if report.delta_version is not None else table_version(path)
     table = {"output_rows": metadata["output_rows"], "path": dg.MetadataValue.path(path),
-             "latest_rows": preview.table_metadata(preview.table_tail(path, "__ts"))}
+             "latest_rows": preview.metadata_or_note(lambda: preview.table_tail(path, "__ts"))}
     if version is not None:
         table["delta_version"] = dg.MetadataValue.int(version)
     yield dg.MaterializeResult(asset_key=delta_key(query), metadata=table)
     dead = {"dead_letters": metadata["dead_letters"]}
     yield dg.MaterializeResult(asset_key=dead_letter_topic_key(query), metadata=dead | {
-        "latest_rows": preview.table_metadata(
-            resource.latest_records(engine.dead_letter_topic(query)))})
+        "latest_rows": preview.metadata_or_note(
+            lambda: resource.latest_records(engine.dead_letter_topic(query)))})
     yield dg.MaterializeResult(asset_key=dead_letter_table_key(query), metadata=dead | {
         "path": dg.MetadataValue.path(path + DEAD_LETTERS),
-        "latest_rows": preview.table_metadata(
-            preview.table_tail(path + DEAD_LETTERS, "timestamp"))})
+        "latest_rows": preview.metadata_or_note(lambda: preview.dead_letter_rows(
+            preview.table_tail(path + DEAD_LETTERS, "timestamp")))})
 
 
 def broken_asset(broken: BrokenFile) -> dg.AssetsDefinition:

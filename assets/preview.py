@@ -4,6 +4,7 @@ letters (topic and table, each row with its reason). Reads only the tail: the ne
 each partition, the Delta files whose statistics hold the newest rows."""
 
 import json
+from datetime import datetime, timezone
 
 import dagster as dg
 
@@ -67,3 +68,25 @@ def table_tail(path: str, order_column: str, limit: int = PREVIEW_ROWS) -> list[
         return []
     newest = rows.take(pc.sort_indices(rows, [(order_column, "descending")])[:limit])
     return newest.to_pylist()
+
+
+DEAD_LETTER_COLUMNS = ("reason", "source_topic", "partition", "offset", "timestamp", "key", "value")
+
+
+def dead_letter_rows(rows: list[dict]) -> list[dict]:
+    """Dead-letter table rows with the reason first and the time readable."""
+    return [{name: _iso(row[name]) if name == "timestamp" and isinstance(row[name], int)
+             else row.get(name) for name in DEAD_LETTER_COLUMNS} for row in rows]
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def metadata_or_note(read) -> dg.MetadataValue:
+    """`read()`'s rows as table metadata; a preview that cannot be read (the broker gone since
+    the run ended, ...) becomes a note rather than failing the materialization."""
+    try:
+        return table_metadata(read())
+    except Exception as error:  # noqa: BLE001 - the run succeeded; only its preview is missing
+        return dg.MetadataValue.text(f"preview unavailable: {type(error).__name__}: {error}")

@@ -75,10 +75,21 @@ def drain_and_stop(spark, stop: Stop, timeout_s: float = DRAIN_TIMEOUT_S) -> Non
         stream.stop()
 
 
+_DONE = object()  # the engine's run has returned or raised
+
+
+def _next(updates: queue.Queue):
+    """The next progress report, _DONE, or None when none came within POLL_S."""
+    try:
+        return updates.get(timeout=POLL_S)
+    except queue.Empty:
+        return None
+
+
 def run_query(context: dg.AssetExecutionContext, engine: Engine, query: Query, mode: str,
               stop_after_s: float | None, on_data_loss: str | None):
     """Yields progress observations; returns (RunReport, Stop | None)."""
-    updates: queue.Queue[RunReport | None] = queue.Queue()
+    updates: queue.Queue = queue.Queue()
     outcome: dict = {}
 
     def work() -> None:
@@ -90,18 +101,12 @@ def run_query(context: dg.AssetExecutionContext, engine: Engine, query: Query, m
         except BaseException as error:  # re-raised in the step's thread below
             outcome["error"] = error
         finally:
-            updates.put(None)
+            updates.put(_DONE)
 
     threading.Thread(target=work, name=f"streamjoin-{query.name}", daemon=True).start()
     stop = None
-    while True:
-        try:
-            update = updates.get(timeout=POLL_S)
-        except queue.Empty:
-            update = ...
-        if update is None:
-            break
-        if update is not ...:
+    while (update := _next(updates)) is not _DONE:
+        if update is not None:
             yield dg.AssetObservation(asset_key=query_key(query), metadata=report_metadata(update))
         requested = context.instance.get_run_by_id(context.run.run_id).tags.get(STOP_TAG)
         if requested:  # again each time: a sub-topology may start after the first stop

@@ -113,8 +113,9 @@ def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
         record = instance.get_run_record_by_id(last.run_id) if last else None
         ended = record.end_time if record else None
     if last is None:
-        return QueryState(NEVER_RUN, f"never run: materialize it, or start_{query.name} runs it "
-                                     "continuously", lag)
+        how = f"repartition_{query.name} runs on its schedule" if query.is_repartition else \
+            f"start_{query.name} runs it continuously"
+        return QueryState(NEVER_RUN, f"never run: materialize it, or {how}", lag)
     mode = last.tags.get(MODE_TAG) or query.mode  # a run not started yet has no MODE_TAG
     stop = last.tags.get(STOP_TAG)
     if last.status in IN_FLIGHT[:3]:

@@ -8,7 +8,8 @@ query whose state, lag or latest materialization changed since the last tick get
 evaluation, which the asset graph shows on the node (passed: running or caught up; warning:
 queued, stopping, stopped, lagging, never run, needs reset; failed: failing, broken, data loss,
 Kafka unreachable). A broken file shows its positioned error there. Ticks read run storage and
-Kafka metadata only; the tick log has one line per query.
+Kafka metadata only (and, as the restart sensor does, mark a run whose worker process died as
+failed, so it shows as failing); the tick log has one line per query.
 """
 
 import json

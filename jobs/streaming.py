@@ -9,8 +9,7 @@ import time
 import dagster as dg
 
 from assets.factory import QueryAssets
-from assets.keys import (FINGERPRINT, FINGERPRINT_TAG, STOP_TAG, latest_metadata, query_key,
-                         query_runs, role_tags)
+from assets.keys import FINGERPRINT, FINGERPRINT_TAG, STOP_TAG, query_key, query_runs, role_tags
 from assets.state import IN_FLIGHT
 from resources import EngineResource
 from streamjoin.app.project import Query, SqlProject
@@ -98,10 +97,18 @@ def stop_runs(context: dg.OpExecutionContext, query: Query, timeout_s: float) ->
                 instance.run_coordinator.cancel_run(run.run_id)
                 notes.append(f"run {run.run_id[:8]} did not stop in {timeout_s:.0f} s: terminated")
                 continue
-            stopped = latest_metadata(instance, key) or {}
+            event = instance.get_latest_materialization_event(key)
+            if event is None or event.run_id != run.run_id:  # it failed rather than stopped
+                status = instance.get_run_by_id(run.run_id).status.value.lower()
+                notes.append(f"run {run.run_id[:8]} ended ({status}) without recording a stop")
+                continue
+            stopped = event.asset_materialization.metadata
+            if "stopped_at_offsets" not in stopped:
+                notes.append(f"run {run.run_id[:8]} finished before the stop took effect")
+                continue
             notes.append(f"run {run.run_id[:8]} stopped after batch "
-                         f"{stopped.get('stopped_after_batch', '?')} at offsets "
-                         f"{stopped.get('stopped_at_offsets', '?')}")
+                         f"{stopped['stopped_after_batch'].value} at offsets "
+                         f"{stopped['stopped_at_offsets'].value}")
     return notes or ["no queued or running run: nothing to stop"]
 
 
