@@ -140,7 +140,8 @@ def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
         return QueryState(STOPPED, f"its continuous run {last.run_id[:8]} ended{_when(ended)}; "
                                    f"start_{query.name} starts it again", lag)
     if lag > 0:
-        return QueryState(LAGGING, f"{lag} new records since run {last.run_id[:8]}", lag)
+        records = "record" if lag == 1 else "records"
+        return QueryState(LAGGING, f"{lag} new {records} since run {last.run_id[:8]}", lag)
     return QueryState(UP_TO_DATE, f"caught up by run {last.run_id[:8]}{_when(ended)}", lag)
 
 

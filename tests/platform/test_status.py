@@ -40,7 +40,8 @@ class StatusCase:
 STATES = [
     StatusCase("never run", "never run", "warning", "start_clicks_enriched", materialized=False),
     StatusCase("caught up", "up to date", "passed", "caught up by run"),
-    StatusCase("new input", "lagging", "warning", "5 new records", lag=5),
+    StatusCase("new input", "lagging", "warning", "5 new records since run", lag=5),
+    StatusCase("one new record", "lagging", "warning", "1 new record since run", lag=1),
     StatusCase("running", "running", "passed", "available_now", last_run=S.STARTED, lag=5),
     StatusCase("running behind", "lagging", "warning", "records behind (limit 100)",
                last_run=S.STARTED, lag=500),

@@ -196,7 +196,7 @@ def test_sql_live_lag(sql_server, pageviews_samples, browser):
         "lagging, lag 1:"), "the lag to show", timeout_s=90)
     text = ui_driver.show_check(ui_driver.new_page(browser), sql_server, "pageviews_enriched",
                                 "live_status", ARTIFACTS / "sql-live-lag.png")
-    assert "1 new records since run" in text
+    assert "1 new record since run" in text
 
 
 def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
@@ -209,6 +209,9 @@ def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
                      asset_job=False)
     ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith("stopped"),
                        "the stopped state")
+    text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
+                                ARTIFACTS / "sql-live-stopped.png")
+    assert "stopped on request (stop_pageviews_enriched run" in text
     text = ui_driver.show_asset(page, sql_server, "pageviews_enriched",
                                 ARTIFACTS / "sql-stopped.png")
     assert "stopped_at_offsets" in text and '"pageviews"' in text
