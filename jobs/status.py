@@ -41,6 +41,15 @@ def _check(key: dg.AssetKey, state: QueryState, latest) -> dg.AssetCheckEvaluati
                                    metadata=state.metadata(), target_materialization_data=target)
 
 
+def _latest(instance: dg.DagsterInstance, query):
+    records = instance.fetch_materializations(query_key(query), limit=1).records
+    return records[0] if records else None
+
+
+def _storage_id(record) -> int | None:
+    return record.storage_id if record else None
+
+
 def _source_events(engine: EngineResource, topics: tuple[str, ...], seen: dict) -> list:
     events = []
     for topic, described in engine.describe_topics(list(topics)).items():  # the existing ones
@@ -68,27 +77,29 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
         except ConnectionError as error:  # the queries' states say it once each, below
             events = []
             context.log.warning(f"source topics not observed: {error}")
-        states = {}
+        states = {}  # name -> (query, its latest materialization, state), read in that order
         for query in project.queries:
+            latest = _latest(context.instance, query)
             plan = restart_plan(context.instance, query, config)
             note = plan if isinstance(plan, str) else "restart requested" if plan else ""
             try:
                 state = query_state(context.instance, client, query, config, restart_note=note)
             except Exception as error:  # noqa: BLE001 - one query's trouble must not hide the rest
                 state = QueryState(UNKNOWN, f"{type(error).__name__}: {error}".splitlines()[0])
-            states[query.name] = (query, state)
+            states[query.name] = (query, latest, state)
         for broken in project.broken:
-            states[broken.name] = (broken, broken_state(broken.error))
-        for name, (query, state) in states.items():
-            records = context.instance.fetch_materializations(query_key(query), limit=1).records
-            latest = records[0] if records else None
-            signature = [state.state, state.reason, state.consumer_lag,
-                         latest.storage_id if latest else None]
-            if reported.get(name) != signature:
-                events += [observation(query, state), _check(query_key(query), state, latest)]
-                reported[name] = signature
+            states[broken.name] = (broken, None, broken_state(broken.error))
+        for name, (query, latest, state) in states.items():
             log = context.log.warning if state.state == FAILING else context.log.info
             log(f"{name}: {state.line}")
+            signature = [state.state, state.reason, state.consumer_lag,
+                         latest.storage_id if latest else None]
+            if reported.get(name) == signature:
+                continue
+            if _storage_id(_latest(context.instance, query)) != _storage_id(latest):
+                continue  # materialized during the tick: the state is stale, the next tick reports
+            events += [observation(query, state), _check(query_key(query), state, latest)]
+            reported[name] = signature
         return dg.SensorResult(asset_events=events,
                                cursor=json.dumps({"topics": seen, "queries": reported}))
 

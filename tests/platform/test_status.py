@@ -127,3 +127,29 @@ def test_a_broken_file_reports_its_error(project, engine, resources, instance):
 def test_the_status_sensor_is_on_by_default(project):
     sensor = build_definitions(project).resolve_sensor_def("query_status")
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def test_a_materialization_during_the_tick_waits_for_the_next(project, engine, resources,
+                                                              instance, monkeypatch):
+    """A state worked out before a run materialized would judge the old materialization and
+    hide the run's own evaluation: the tick drops it, and the next tick reports."""
+    import jobs.status
+
+    defs = build_definitions(project, resources=resources)
+    real = jobs.status.query_state
+
+    def materialize_meanwhile(instance, engine, query, *args, **kwargs):
+        state = real(instance, engine, query, *args, **kwargs)
+        if query.name == "clicks_enriched" and not instance.get_latest_materialization_event(
+                dg.AssetKey("clicks_enriched")):
+            assert defs.resolve_job_def("stream_clicks_enriched").execute_in_process(
+                instance=instance).success
+        return state
+
+    monkeypatch.setattr(jobs.status, "query_state", materialize_meanwhile)
+    first = tick(defs, instance, "query_status", resources)
+    check, _, _ = status_events(first)
+    assert check is None and status_events(first, "products_rekeyed")[0] is not None
+    check, observation, _ = status_events(tick(defs, instance, "query_status", resources,
+                                               cursor=first.cursor))
+    assert observation.metadata["state"].value == "up to date"

@@ -92,12 +92,16 @@ def test_hand_launch_sensor_queues_runs_and_every_query_ends_green(hand_server, 
     assert sorted((r["jobName"], r["status"]) for r in runs) == \
         [(job, "SUCCESS") for job in sorted(STREAMS)]
     assert (queued_seen, most) == (True, HAND_SPARK_RUNS)  # never more than the limit at once
-    for job in STREAMS:  # checks evaluated after a sensor run, all green
-        statuses = {name: status for name, (status, _) in
-                    ui_driver.checks(hand_server, [job.removeprefix("stream_")]).items()}
-        assert set(statuses.values()) == {"SUCCEEDED"}, (job, statuses)
+    for job in STREAMS:  # checks evaluated after a sensor run (live_status by the next status
+        # tick at the latest), all green
+        ui_driver.wait_for(lambda: green(hand_server, job.removeprefix("stream_")),
+                           f"the checks of {job} to pass", timeout_s=60)
     ui_driver.lineage(page, hand_server, "clicks_enriched_3", [],
                       ARTIFACTS / "hand-sensor-all-green.png")
+
+
+def green(server, query: str) -> bool:
+    return {status for status, _ in ui_driver.checks(server, [query]).values()} == {"SUCCEEDED"}
 
 
 def live_state(server, query: str) -> str:
@@ -129,9 +133,8 @@ def test_hand_materialize_checks_and_backfill(hand_server, browser):
     run = ui_driver.materialize(page, hand_server, "clicks_enriched",
                                 ARTIFACTS / "hand-materialize.png")
     assert (run["status"], run["metadata"]["output_rows"]) == ("SUCCESS", 7)  # FakeEngine's report
-    statuses = {name: status for name, (status, _) in
-                ui_driver.checks(hand_server, ["clicks_enriched"]).items()}
-    assert set(statuses.values()) == {"SUCCEEDED"}  # evaluated after a job run from the UI
+    ui_driver.wait_for(lambda: green(hand_server, "clicks_enriched"),  # after a job run from the UI
+                       "the checks to pass", timeout_s=60)
     statuses = ui_driver.backfill(page, hand_server, "backfill_clicks_enriched",
                                   [FIRST_DAY, NEXT_DAY], ARTIFACTS / "hand-backfill.png")
     assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}
