@@ -26,10 +26,16 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"
 
-# The Dagster web UI on 127.0.0.1:3000 with the embedded broker (stop with Ctrl-C).
+# How many Spark runs the Dagster queue lets go at once: one local[2] session per 2 cores.
+SPARK_RUNS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n / 2 > 0 ? n / 2 : 1 )))
+
+# The Dagster web UI on 127.0.0.1:3000 with the embedded broker and the sample data on its topics
+# (stop with Ctrl-C); the instance (dagster.yaml) queues runs, SPARK_RUNS Spark runs at a time.
 ui: $(STAMP)
 	$(VENV)/bin/streamjoin broker start
-	mkdir -p .dagster_home && DAGSTER_HOME=$(CURDIR)/.dagster_home $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
+	$(VENV)/bin/python -m jobs.samples
+	mkdir -p .dagster_home && sed 's/{spark_runs}/$(SPARK_RUNS)/' dagster.yaml > .dagster_home/dagster.yaml
+	DAGSTER_HOME=$(CURDIR)/.dagster_home $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
 
 FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.installed-stamp

@@ -1,54 +1,99 @@
-"""Asset checks on each query asset: its join inputs are co-partitioned, its consumer lag is under
-the configured limit, its last run dead-lettered nothing, and the last closed time window reads the
-same from the streamed Delta table as from a batch recomputation. Each check calls the `engine`
-resource's `Engine` with the `Query` the definitions were built from."""
+"""Asset checks on each query asset, each with a description of what it proves. They run after
+every materialization (the jobs and sensors select them with the query), and a check with no data
+to judge says so as a warning — it never passes over nothing. `live_status` is also reported by
+the `query_status` sensor between runs. Each check calls the `engine` resource's `Engine` with the
+`Query` the definitions were built from."""
 
 import json
 from collections import Counter
 
 import dagster as dg
 
-from assets.keys import latest_metadata, query_key
-from assets.tables import rows_between
+from assets.factory import SPARK_POOL
+from assets.keys import QUERY_TAG, latest_metadata, query_key
+from assets.state import broken_state, query_state
+from assets.tables import latest_time_before, rows_between
 from resources import EngineResource
 from resources.platform import PlatformConfig
 from streamjoin.app.engine import Engine
-from streamjoin.app.project import Query, SqlProject
+from streamjoin.app.project import BrokenFile, Query, SqlProject
 
 COPARTITIONED, LAG, DEAD_LETTERS = "copartitioned", "consumer_lag_under_limit", "no_dead_letters"
-REPLAY = "streaming_equals_batch"
+REPLAY, LIVE = "streaming_equals_batch", "live_status"
 SHOWN_DIFFERENCES = 5
+
+DESCRIPTIONS = {
+    COPARTITIONED: "Each join's two inputs, as they reach the join (after any repartition topic), "
+                   "have the same partition count on the broker: otherwise records with equal "
+                   "keys land in different tasks and never meet.",
+    LAG: "The records on the input topics not yet in the query's checkpoint are at most "
+         "STREAMJOIN_MAX_CONSUMER_LAG (a warning: the next run catches up).",
+    DEAD_LETTERS: "The latest run dead-lettered nothing: every input record decoded and every "
+                  "result fitted its topic and Delta table (the rejected ones are in the "
+                  "`-dead-letters` topic and table, with their reason). Warns before any run.",
+    REPLAY: "Streaming equals batch: the rows streaming wrote to the Delta table for the latest "
+            "closed time window that holds data equal, as a multiset, the rows Engine.backfill "
+            "recomputes for that window in batch (differences listed). Warns when there is no "
+            "data to compare.",
+    LIVE: "The query's live state — running, queued, stopping, stopped (why), failing (the "
+          "error), lagging, up to date, never run, needs reset, data loss, broken — and its "
+          "consumer lag, refreshed by the query_status sensor. Passes when running or caught up.",
+}
 
 
 def build_checks(project: SqlProject, config: PlatformConfig) -> list[dg.AssetChecksDefinition]:
-    return [_query_checks(query, config) for query in project.queries]
+    return [*(_query_checks(query, config) for query in project.queries),
+            *(_broken_checks(broken) for broken in project.broken)]
 
 
-def _check_specs(query: Query) -> list[dg.AssetCheckSpec]:
-    key = query_key(query)
-    names = [LAG, DEAD_LETTERS, REPLAY] if query.is_repartition else \
-        [COPARTITIONED, LAG, DEAD_LETTERS, REPLAY]
-    return [dg.AssetCheckSpec(name, asset=key) for name in names]
+def check_names(query: Query) -> list[str]:
+    names = [LAG, DEAD_LETTERS, REPLAY, LIVE]
+    return names if query.is_repartition else [COPARTITIONED, *names]
+
+
+def _spec(key: dg.AssetKey, name: str) -> dg.AssetCheckSpec:
+    return dg.AssetCheckSpec(name, asset=key, description=DESCRIPTIONS[name])
 
 
 def _query_checks(query: Query, config: PlatformConfig) -> dg.AssetChecksDefinition:
     key = query_key(query)
-    partitions = config.backfill_partitions()
 
-    @dg.multi_asset_check(name=f"{query.name}_checks", specs=_check_specs(query), can_subset=True)
+    @dg.multi_asset_check(name=f"{query.name}_checks", can_subset=True, pool=SPARK_POOL,
+                          specs=[_spec(key, name) for name in check_names(query)])
     def run(context: dg.AssetCheckExecutionContext, engine: EngineResource):
         client = engine.get_engine()  # no broker or Spark until a check needs them
         checks = {
             COPARTITIONED: lambda: copartitioned(client, query),
             LAG: lambda: lag_under_limit(client, query, config.max_consumer_lag),
             DEAD_LETTERS: lambda: no_dead_letters(context.instance, key),
-            REPLAY: lambda: streaming_equals_batch(client, query,
-                                                   partitions.get_last_partition_window()),
+            REPLAY: lambda: streaming_equals_batch(client, query, config),
+            LIVE: lambda: live_status(context, client, query, config),
         }
         for check_key in context.selected_asset_check_keys:
             yield checks[check_key.name]()
 
     return run
+
+
+def _broken_checks(broken: BrokenFile) -> dg.AssetChecksDefinition:
+    @dg.asset_check(asset=query_key(broken), name=LIVE, description=DESCRIPTIONS[LIVE])
+    def run() -> dg.AssetCheckResult:
+        return state_result(query_key(broken), broken_state(broken.error))
+
+    return run
+
+
+def state_result(key: dg.AssetKey, state) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(asset_key=key, check_name=LIVE, passed=state.passed,
+                               severity=state.severity, description=state.line,
+                               metadata=state.metadata())
+
+
+def live_status(context, engine: Engine, query: Query, config: PlatformConfig):
+    run = context.instance.get_run_by_id(context.run.run_id)  # tags as of now, not as launched
+    this_run = run if run.tags.get(QUERY_TAG) == query.name else None
+    return state_result(query_key(query),
+                        query_state(context.instance, engine, query, config, this_run))
 
 
 def copartitioned(engine: Engine, query: Query) -> dg.AssetCheckResult:
@@ -66,11 +111,17 @@ def lag_under_limit(engine: Engine, query: Query, limit: int) -> dg.AssetCheckRe
         metadata={"consumer_lag": dg.MetadataValue.int(lag), "limit": dg.MetadataValue.int(limit)})
 
 
+def _no_data(key: dg.AssetKey, name: str, why: str, metadata: dict | None = None):
+    return dg.AssetCheckResult(asset_key=key, check_name=name, passed=False,
+                               severity=dg.AssetCheckSeverity.WARN, description=why,
+                               metadata={"evaluated": dg.MetadataValue.text(f"no data: {why}"),
+                                         **(metadata or {})})
+
+
 def no_dead_letters(instance: dg.DagsterInstance, key: dg.AssetKey) -> dg.AssetCheckResult:
     metadata = latest_metadata(instance, key)
     if metadata is None:
-        return dg.AssetCheckResult(asset_key=key, check_name=DEAD_LETTERS, passed=True,
-                                   description="not materialized yet: nothing dead-lettered")
+        return _no_data(key, DEAD_LETTERS, "not materialized yet: no run to judge")
     dead = int(metadata.get("dead_letters", 0))
     return dg.AssetCheckResult(asset_key=key, check_name=DEAD_LETTERS, passed=dead == 0,
                                metadata={"dead_letters": dg.MetadataValue.int(dead)})
@@ -80,16 +131,26 @@ def _canonical(row: dict) -> str:
     return json.dumps(row, sort_keys=True, default=str)
 
 
+def replay_window(path: str, config: PlatformConfig) -> dg.TimeWindow | None:
+    """The latest closed backfill window holding a streamed row (None: no such row)."""
+    closed = config.closed_partitions()
+    last = closed.get_last_partition_window()
+    latest = latest_time_before(path, int(last.end.timestamp() * 1000)) if last else None
+    if latest is None or latest < closed.start.timestamp() * 1000:
+        return None
+    return closed.time_window_for_partition_key(closed.get_partition_key_for_timestamp(latest / 1000))
+
+
 def streaming_equals_batch(engine: Engine, query: Query,
-                           window: dg.TimeWindow | None) -> dg.AssetCheckResult:
+                           config: PlatformConfig) -> dg.AssetCheckResult:
     """Read the window's rows as streaming wrote them, recompute the window in batch
     (`Engine.backfill` replaces it in the table) and compare the two as multisets of rows."""
-    key = query_key(query)
+    key, path = query_key(query), engine.delta_path(query)
+    window = replay_window(path, config)
     if window is None:
-        return dg.AssetCheckResult(asset_key=key, check_name=REPLAY, passed=True,
-                                   description="no closed time window yet")
+        return _no_data(key, REPLAY, "no closed time window holds a streamed row yet: nothing to "
+                                     "compare", {"delta_path": dg.MetadataValue.path(path)})
     start_ms, end_ms = (int(t.timestamp() * 1000) for t in (window.start, window.end))
-    path = engine.delta_path(query)
     streamed = Counter(map(_canonical, rows_between(path, start_ms, end_ms)))
     try:
         engine.backfill(query, start_ms, end_ms)
@@ -105,6 +166,8 @@ def streaming_equals_batch(engine: Engine, query: Query,
         asset_key=key, check_name=REPLAY, passed=not only_streamed and not only_batch,
         metadata={"window_start_ms": dg.MetadataValue.int(start_ms),
                   "window_end_ms": dg.MetadataValue.int(end_ms),
+                  "window": dg.MetadataValue.text(f"{window.start:%Y-%m-%d %H:%M} – "
+                                                  f"{window.end:%Y-%m-%d %H:%M} UTC"),
                   "delta_path": dg.MetadataValue.path(path),
                   "streamed_rows": dg.MetadataValue.int(sum(streamed.values())),
                   "batch_rows": dg.MetadataValue.int(sum(replayed.values())),

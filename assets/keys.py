@@ -1,23 +1,44 @@
-"""Asset keys and the run metadata shared by assets, checks and sensors."""
+"""Asset keys, run tags and the run metadata shared by assets, checks and sensors.
+
+The asset graph labels a node with the last part of its key, so that part says what the node is:
+`<query>` is the query (the file's name), `kafka/<topic>.topic` a Kafka topic and
+`delta/<query>.table` a Delta table (`<query>-dead-letters.topic` / `.table` its dead letters).
+"""
 
 import dagster as dg
 
-from streamjoin.app.project import Query
 from streamjoin.runtime.report import RunReport
 
 FINGERPRINT = "state_fingerprint"  # metadata entry recorded with each materialization / reset
+QUERY_TAG = "streamjoin/query"  # on every run about a query, with ROLE_TAG saying what it does:
+ROLE_TAG = "streamjoin/role"  # run (stream, start, repartition, the UI's asset job) | backfill | reset | stop
+MODE_TAG = "streamjoin/mode"  # the mode the run runs the query in (set when its step starts)
+STOP_TAG = "streamjoin/stop_requested"  # set on a running run by stop_<query>: drain and stop
+PID_TAG = "streamjoin/pid"  # the run worker's process, so the restart sensor can spot dead runs
+HOST_TAG = "streamjoin/host"
+FINGERPRINT_TAG = "streamjoin/state_fingerprint"  # on a reset run: the state it starts from
+DEAD_LETTERS = "-dead-letters"  # the engine's suffix: topic and table `<query>-dead-letters`
 
 
-def query_key(query: Query) -> dg.AssetKey:
+def query_key(query) -> dg.AssetKey:
+    """The query's asset (a `Query` or a broken file: anything with a `name`)."""
     return dg.AssetKey([query.name])
 
 
 def topic_key(topic: str) -> dg.AssetKey:
-    return dg.AssetKey(["kafka", topic])
+    return dg.AssetKey(["kafka", f"{topic}.topic"])
 
 
-def delta_key(query: Query) -> dg.AssetKey:
-    return dg.AssetKey(["delta", query.name])
+def delta_key(query) -> dg.AssetKey:
+    return dg.AssetKey(["delta", f"{query.name}.table"])
+
+
+def dead_letter_topic_key(query) -> dg.AssetKey:
+    return topic_key(f"{query.name}{DEAD_LETTERS}")
+
+
+def dead_letter_table_key(query) -> dg.AssetKey:
+    return dg.AssetKey(["delta", f"{query.name}{DEAD_LETTERS}.table"])
 
 
 def report_metadata(report: RunReport) -> dict:
@@ -53,15 +74,27 @@ def latest_metadata(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict | No
     return {name: entry.value for name, entry in event.asset_materialization.metadata.items()}
 
 
-def recorded_fingerprint(instance: dg.DagsterInstance, key: dg.AssetKey) -> str | None:
-    """The state fingerprint of the latest materialization or reset observation of the asset,
-    whichever is newer (None when the query never ran)."""
-    events = [result.records[0].event_log_entry
-              for result in (instance.fetch_materializations(key, limit=1),
-                             instance.fetch_observations(key, limit=1))
-              if result.records]
-    for entry in sorted(events, key=lambda e: e.timestamp, reverse=True):
-        event = entry.asset_materialization or entry.asset_observation
-        if FINGERPRINT in event.metadata:
-            return event.metadata[FINGERPRINT].value
-    return None
+def recorded_fingerprint(instance: dg.DagsterInstance, query) -> str | None:
+    """The state fingerprint the query's checkpoint holds: that of its latest materialization or
+    of its latest successful reset run (tagged FINGERPRINT_TAG), whichever is newer; None when
+    the query never ran. (Run tags rather than observations: the status sensor observes the
+    query asset every few seconds.)"""
+    found = []
+    event = instance.get_latest_materialization_event(query_key(query))
+    if event is not None and FINGERPRINT in event.asset_materialization.metadata:
+        found.append((event.timestamp, event.asset_materialization.metadata[FINGERPRINT].value))
+    resets = instance.get_run_records(dg.RunsFilter(
+        tags={QUERY_TAG: query.name, ROLE_TAG: "reset"},
+        statuses=[dg.DagsterRunStatus.SUCCESS]), limit=1)
+    for record in resets:
+        found.append((record.end_time or 0.0, record.dagster_run.tags.get(FINGERPRINT_TAG)))
+    return max(found, key=lambda pair: pair[0])[1] if found else None
+
+
+def query_runs(instance: dg.DagsterInstance, name: str, limit: int) -> list[dg.DagsterRun]:
+    """The latest runs that ran the query (any job, the UI's asset job included), newest first."""
+    return list(instance.get_runs(filters=dg.RunsFilter(tags=role_tags(name, "run")), limit=limit))
+
+
+def role_tags(name: str, role: str) -> dict[str, str]:
+    return {QUERY_TAG: name, ROLE_TAG: role}

@@ -1,10 +1,11 @@
 """Backfill jobs: one time-partitioned job per query; a partition's run recomputes that window in
 batch (`Engine.backfill` of the `engine` resource) and replaces it in the query's Delta table.
 
-The backfill sensor replays each window once it closes: the batch result must equal what
-streaming wrote, so the replay is the proof rather than a change. On its first tick it only
-records the latest closed window, so turning it on does not replay all history (launch a backfill
-of older partitions from the UI for that).
+The partitions run from STREAMJOIN_BACKFILL_START (default 1970-01-01: any event time, the
+samples' too) to today's window, which is offered though still open. The backfill sensor replays
+each window once it closes: the batch result must equal what streaming wrote, so the replay is
+the proof rather than a change. On its first tick it only records the latest closed window, so
+turning it on does not replay all history (launch a backfill of older partitions from the UI).
 """
 
 import json
@@ -12,7 +13,8 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from assets.keys import delta_key, report_metadata
+from assets.factory import SPARK_POOL
+from assets.keys import delta_key, report_metadata, role_tags
 from resources import EngineResource
 from resources.platform import PlatformConfig
 from streamjoin.app.project import Query, SqlProject
@@ -32,7 +34,7 @@ def build_backfill_jobs(project: SqlProject, config: PlatformConfig) -> list[dg.
 
 
 def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDefinition:
-    @dg.op(name=f"backfill_{query.name}_window")
+    @dg.op(name=f"backfill_{query.name}_window", pool=SPARK_POOL)
     def backfill_window(context: dg.OpExecutionContext, engine: EngineResource) -> None:
         window = context.partition_time_window
         start_ms, end_ms = int(window.start.timestamp() * 1000), int(window.end.timestamp() * 1000)
@@ -44,7 +46,7 @@ def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDe
                                                 "partition": context.partition_key}))
 
     @dg.job(name=backfill_job_name(query), partitions_def=partitions,
-            tags={"streamjoin/query": query.name},
+            tags=role_tags(query.name, "backfill"),
             description=f"Recompute a time window of `{query.name}` in batch into its Delta table.")
     def backfill_job():
         backfill_window()
@@ -52,25 +54,38 @@ def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDe
     return backfill_job
 
 
+def last_closed_key(closed: dg.TimeWindowPartitionsDefinition, now: datetime) -> str | None:
+    """The key of the latest window that ended by `now` (None: none did since the start)."""
+    current = closed.time_window_for_partition_key(closed.get_partition_key_for_timestamp(now.timestamp()))
+    previous = closed.get_prev_partition_window(current.start)
+    return None if previous is None else \
+        closed.get_partition_key_for_timestamp(previous.start.timestamp())
+
+
 def build_backfill_sensor(project: SqlProject, backfill_jobs: list[dg.JobDefinition],
                           config: PlatformConfig) -> dg.SensorDefinition:
-    partitions = config.backfill_partitions()
+    closed = config.closed_partitions()
 
-    @dg.sensor(name="backfill_closed_windows", jobs=backfill_jobs, minimum_interval_seconds=60)
+    @dg.sensor(name="backfill_closed_windows", jobs=backfill_jobs, minimum_interval_seconds=60,
+               description="Replays each backfill window in batch once it closes (the first tick "
+                           "only records where it stands).")
     def backfill_closed(context: dg.SensorEvaluationContext):
-        keys = partitions.get_partition_keys(current_time=utc_now())
-        if not keys:
+        last_closed = last_closed_key(closed, utc_now())
+        if last_closed is None:
             return dg.SkipReason("no closed window yet")
-        last_closed = keys[-1]
         done = json.loads(context.cursor) if context.cursor else {}
         requests = []
         for query in project.queries:
             previous = done.get(query.name)
-            if previous in keys:
+            if previous is not None and closed.less_than(previous, last_closed):
+                keys = closed.get_partition_keys_in_range(
+                    dg.PartitionKeyRange(previous, last_closed))[1:]
                 requests += [dg.RunRequest(run_key=f"backfill:{query.name}:{key}",
                                            job_name=backfill_job_name(query), partition_key=key)
-                             for key in keys[keys.index(previous) + 1:]]
+                             for key in keys]
             done[query.name] = last_closed
+            context.log.info(f"{query.name}: {len(requests)} window(s) to replay so far; "
+                             f"closed up to {last_closed}")
         return dg.SensorResult(run_requests=requests, cursor=json.dumps(done, sort_keys=True))
 
     return backfill_closed

@@ -22,6 +22,7 @@ from dagster_pyspark import LazyPySparkResource
 from pydantic import PrivateAttr
 
 from resources.platform import PlatformConfig
+from resources.topics import topic_tail
 from streamjoin.app.engine import Engine
 from streamjoin.kafka import admin
 from streamjoin.settings import Settings
@@ -118,6 +119,11 @@ class EngineResource(dg.ConfigurableResource):
                                         missing_ok=True)
         return {topic: {"partitions": n, "end_offsets": self.end_offsets(topic)}
                 for topic, n in counts.items()}
+
+    def latest_records(self, topic: str, limit: int = 10) -> list[dict]:
+        """The newest records of `topic` (partition, offset, timestamp, key, value), newest
+        first; [] when it does not exist."""
+        return topic_tail(self.get_engine(), topic, limit)
 
 
 def default_resources(settings: Settings | None = None) -> dict:

@@ -1,8 +1,9 @@
 """Orchestration settings (not engine settings): backfill partitioning, repartition schedule,
-check limits and restart policy, read from STREAMJOIN_* environment variables."""
+check limits, restart policy and the status refresh, read from STREAMJOIN_* environment
+variables."""
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Mapping
 
@@ -15,11 +16,15 @@ _PARTITION_CRONS = {"hourly": "0 * * * *", "daily": "0 0 * * *"}
 @dataclass(frozen=True)
 class PlatformConfig:
     backfill_granularity: str = "daily"  # hourly | daily
-    backfill_start: str = "2026-11-01"  # first partition; a date "YYYY-MM-DD"
+    # First partition, "YYYY-MM-DD": the default holds any event time, the samples' 1970 too;
+    # a deployment sets its first day of data (hourly partitions from 1970 would be 500k).
+    backfill_start: str = "1970-01-01"
     repartition_cron: str = "0 * * * *"  # for PARTITION BY queries without `-- schedule:`
     max_consumer_lag: int = 10_000  # the consumer-lag check fails above this
     restart_max_retries: int = 5  # consecutive failed runs before the restart sensor gives up
-    restart_backoff_s: float = 30.0  # wait before restart n: backoff * 2**(n-1)
+    restart_backoff_s: float = 30.0  # wait before restart n: backoff * 2**(n-1), plus jitter
+    restarts_per_tick: int = 1  # restarts requested by one tick: a burst of failures is spread
+    status_interval_s: int = 15  # how often the query_status sensor refreshes states and lag
 
     def __post_init__(self) -> None:
         if self.backfill_granularity not in _PARTITION_FORMATS:
@@ -28,22 +33,26 @@ class PlatformConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "PlatformConfig":
+        """Each field from STREAMJOIN_<FIELD> (upper case) when set."""
         env = os.environ if env is None else env
-        default = cls()
-        return cls(
-            backfill_granularity=env.get("STREAMJOIN_BACKFILL_GRANULARITY",
-                                         default.backfill_granularity),
-            backfill_start=env.get("STREAMJOIN_BACKFILL_START", default.backfill_start),
-            repartition_cron=env.get("STREAMJOIN_REPARTITION_CRON", default.repartition_cron),
-            max_consumer_lag=int(env.get("STREAMJOIN_MAX_CONSUMER_LAG", default.max_consumer_lag)),
-            restart_max_retries=int(env.get("STREAMJOIN_RESTART_MAX_RETRIES",
-                                            default.restart_max_retries)),
-            restart_backoff_s=float(env.get("STREAMJOIN_RESTART_BACKOFF_S",
-                                            default.restart_backoff_s)),
-        )
+        values = {}
+        for field in fields(cls):
+            raw = env.get(f"STREAMJOIN_{field.name.upper()}")
+            if raw:
+                values[field.name] = type(getattr(cls, field.name))(raw)
+        return cls(**values)
 
-    def backfill_partitions(self) -> dg.TimeWindowPartitionsDefinition:
+    def _partitions(self, end_offset: int) -> dg.TimeWindowPartitionsDefinition:
         start = datetime.strptime(self.backfill_start, "%Y-%m-%d").replace(tzinfo=timezone.utc)
         return dg.TimeWindowPartitionsDefinition(
             start=start, fmt=_PARTITION_FORMATS[self.backfill_granularity],
-            cron_schedule=_PARTITION_CRONS[self.backfill_granularity], timezone="UTC")
+            cron_schedule=_PARTITION_CRONS[self.backfill_granularity], timezone="UTC",
+            end_offset=end_offset)
+
+    def backfill_partitions(self) -> dg.TimeWindowPartitionsDefinition:
+        """The backfill jobs' partitions: every window from the start, today's (open) one too."""
+        return self._partitions(end_offset=1)
+
+    def closed_partitions(self) -> dg.TimeWindowPartitionsDefinition:
+        """The same windows, closed ones only: what the backfill sensor and the replay check use."""
+        return self._partitions(end_offset=0)

@@ -77,10 +77,23 @@ class Query:
 
 
 @dataclass(frozen=True)
+class BrokenFile:
+    """A query file that does not load (`load_project(..., on_error="collect")`): its name and
+    group as a `Query` would have them, and the positioned error (a broken `sources.sql` breaks
+    every query of its folder, each with that file's error)."""
+
+    name: str
+    group: str
+    path: Path
+    error: StreamJoinError
+
+
+@dataclass(frozen=True)
 class SqlProject:
     root: Path
     sources: tuple[SourceSpec, ...]
     queries: tuple[Query, ...]
+    broken: tuple[BrokenFile, ...] = ()
 
     def query(self, name: str) -> Query:
         for q in self.queries:
@@ -134,19 +147,36 @@ def compile_file(path: Path, flavour: str | None = None) -> list[CompiledQuery]:
     return compile_program(plan_file(path, flavour))
 
 
-def load_project(sql_dir: Path) -> SqlProject:
-    """Parse, plan and compile every file below `sql_dir`. Raises the planner's error (file,
-    line, column, snippet) for a broken file — never skips it."""
+ON_ERROR = ("raise", "collect")
+
+
+def load_project(sql_dir: Path, on_error: str = "raise") -> SqlProject:
+    """Parse, plan and compile every file below `sql_dir`. A broken file raises the planner's
+    error (file, line, column, snippet) — or, with `on_error="collect"`, is listed in
+    `SqlProject.broken` while every other file loads (an orchestrator keeps the good queries
+    running and shows the broken one)."""
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
     sql_dir = Path(sql_dir).resolve()
     sources: dict[str, SourceSpec] = {}
-    queries = []
+    queries, broken = [], []
     for path in sorted(sql_dir.rglob("*.sql")):
-        if path.name == SOURCES_FILE:
-            for s in folder_catalog(path.parent):
-                sources[s.topic] = SourceSpec(s.name, s.kind, s.topic, s.partitions or 1)
-            continue
-        queries.append(load_query(sql_dir, path))
-    return SqlProject(sql_dir, tuple(sources.values()), tuple(queries))
+        try:
+            if path.name == SOURCES_FILE:
+                for s in folder_catalog(path.parent):
+                    sources[s.topic] = SourceSpec(s.name, s.kind, s.topic, s.partitions or 1)
+            else:
+                queries.append(load_query(sql_dir, path))
+        except StreamJoinError as error:
+            if on_error == "raise":
+                raise
+            if path.name != SOURCES_FILE:  # a broken sources.sql shows in each of its queries
+                broken.append(BrokenFile(path.stem, _group(sql_dir, path), path, error))
+    return SqlProject(sql_dir, tuple(sources.values()), tuple(queries), tuple(broken))
+
+
+def _group(sql_dir: Path, path: Path) -> str:
+    return path.parent.relative_to(sql_dir).as_posix().replace("/", "_") if path.parent != sql_dir else "default"
 
 
 def load_query(sql_dir: Path, path: Path) -> Query:
@@ -156,7 +186,7 @@ def load_query(sql_dir: Path, path: Path) -> Query:
     headers = {k.lower(): v for k, v in _HEADER.findall(text)}
     inputs = [n.source for q in compiled for n in walk(q.sink) if isinstance(n, P.Source)]
     internal = {q.sink.topic for q in compiled[:-1]}
-    group = path.parent.relative_to(sql_dir).as_posix().replace("/", "_") if path.parent != sql_dir else "default"
+    group = _group(sql_dir, path)
     is_repartition = any(isinstance(n, P.Repartition) and n.reason == "PARTITION BY" for n in walk(main.sink))
     return Query(
         name=path.stem, group=group, path=path, sql=text, dialect=main.dialect,

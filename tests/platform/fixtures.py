@@ -3,6 +3,9 @@
 resources that hand it out in place of the real `Engine`."""
 
 import dataclasses
+import threading
+import time
+import types
 from pathlib import Path
 
 from dagster_pyspark import LazyPySparkResource
@@ -47,25 +50,50 @@ def changed_sql(project: SqlProject, name: str = "clicks_enriched") -> SqlProjec
     return dataclasses.replace(project, queries=queries)
 
 
-def _no_spark():
-    raise AssertionError("the fake engine never starts Spark")
+class FakeStream:
+    """Stands in for a Spark StreamingQuery of a continuous fake run (what a stop drains)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.stopped = name, threading.Event()
+        self.status = {"isTriggerActive": False}
+        self.lastProgress = {"batchId": 4, "sources": [{"endOffset": '{"clickstream": {"0": 9}}'}]}
+
+    @property
+    def isActive(self) -> bool:
+        return not self.stopped.is_set()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+class FakeSpark:
+    """What the Dagster layer asks of a session: the active streams (to stop them)."""
+
+    def __init__(self) -> None:
+        self.streams = types.SimpleNamespace(active=[])
 
 
 class FakeEngine(Engine):
     """Stands in for `Engine`: records the calls the Dagster layer makes and returns fixed
     reports. Paths (`delta_path`, ...) are the real Engine's, from the settings of the resource
-    that handed it out."""
+    that handed it out. `rows`: what a run appends to the query's Delta table; `run_s`: how long
+    an available_now run takes; a continuous run lasts until its stream is stopped (or
+    `stop_after_s`). `records`: {topic: newest records} for the previews; `offsets`: {topic: end
+    offsets} (default one empty partition)."""
 
     def __init__(self, lag: int = 0, fail_runs: bool = False, dead_letters: int = 0,
-                 on_backfill=None) -> None:
-        super().__init__(Settings(), spark=_no_spark)
+                 on_backfill=None, rows: list[dict] | None = None, run_s: float = 0.0) -> None:
+        super().__init__(Settings(), spark=FakeSpark())
         self.lag, self.fail_runs, self.dead_letters = lag, fail_runs, dead_letters
         self.on_backfill = on_backfill  # called with the query: what the batch recomputation writes
+        self.rows, self.run_s = rows or [], run_s
+        self.records: dict[str, list[dict]] = {}
+        self.offsets: dict[str, dict[int, int]] = {}
         self.calls: list = []
         self.data_loss_policies: list = []  # on_data_loss of each run, as the asset passed it
 
     def run(self, query, mode=None, stop_after_s=None, on_progress=None, on_data_loss=None):
-        self.calls.append(("run", query.name, mode))
+        self.calls.append(("run", query.name, mode) + ((on_data_loss,) if on_data_loss else ()))
         self.data_loss_policies.append(on_data_loss)
         if self.fail_runs:
             raise RuntimeError("query crashed")
@@ -74,8 +102,19 @@ class FakeEngine(Engine):
                            dropped_records=2, dead_letters=self.dead_letters,
                            output_topic=query.output_topic, delta_path=self.delta_path(query),
                            delta_version=3)
+        if self.rows:
+            from deltalake import write_deltalake
+            import pyarrow as pa
+            write_deltalake(self.delta_path(query), pa.Table.from_pylist(self.rows), mode="append")
         if on_progress:
             on_progress(report)
+        if mode == "continuous":
+            stream = FakeStream(query.name)
+            self.spark.streams.active.append(stream)
+            stream.stopped.wait(stop_after_s)
+            self.spark.streams.active.remove(stream)
+        else:
+            time.sleep(self.run_s)
         return report
 
     def backfill(self, query, start_ms, end_ms):
@@ -87,6 +126,8 @@ class FakeEngine(Engine):
 
     def consumer_lag(self, query):
         self.calls.append(("consumer_lag", query.name))
+        if isinstance(self.lag, Exception):  # what the real one raises (DataLossError, ...)
+            raise self.lag
         return self.lag
 
     def copartitioning_problems(self, query):
@@ -98,12 +139,23 @@ class FakeEngine(Engine):
 
 def fake_resources(fake: FakeEngine, **config) -> dict:
     """Resources whose `engine` hands out `fake` (configured with the resource's settings, as
-    the real EngineResource configures the real Engine). `config`: EngineResource fields."""
+    the real EngineResource configures the real Engine), and answers the topic questions from
+    it. `config`: EngineResource fields."""
 
     class FakeEngineResource(EngineResource):
         def get_engine(self) -> Engine:
             fake.settings = self.settings()
             return fake
+
+        def end_offsets(self, topic: str) -> dict[int, int]:
+            return fake.offsets.get(topic, {0: 0})
+
+        def describe_topics(self, topics: list[str]) -> dict[str, dict]:
+            return {topic: {"partitions": len(self.end_offsets(topic)),
+                            "end_offsets": self.end_offsets(topic)} for topic in topics}
+
+        def latest_records(self, topic: str, limit: int = 10) -> list[dict]:
+            return fake.records.get(topic, [])[:limit]
 
     spark = LazyPySparkResource(spark_config={})  # never asked for a session
     return {"engine": FakeEngineResource(spark=spark, **config), "spark": spark}

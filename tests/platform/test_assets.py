@@ -1,17 +1,19 @@
 """The asset factory and definitions on a hand-built SqlProject with a fake engine (the Dagster
-layer alone): lineage, descriptions, code versions, metadata of a materialization, checks, and
-the Delta root configured on the engine resource."""
+layer alone): lineage and node labels, descriptions, code versions, the metadata and previews of
+a materialization, run config, a broken file beside working ones, and the Delta root configured
+on the engine resource."""
 
 from dataclasses import dataclass
 
 import dagster as dg
 import pytest
 
-from assets import build_assets, build_checks
+from assets import build_assets
 from assets.keys import latest_metadata, recorded_fingerprint
 from definitions import build_definitions
 from resources import default_resources
-from resources.platform import PlatformConfig
+from streamjoin.app.project import BrokenFile
+from streamjoin.dialect.errors import StreamJoinError
 from tests.platform.fixtures import fake_resources
 
 pytestmark = pytest.mark.platform
@@ -23,16 +25,19 @@ class Case:
     parents: set[str]
 
 
-# source topic -> repartition topic -> join -> output topic / Delta table; the repartition topic
-# hangs below the source it re-keys (Query.repartition_inputs), the table joins directly.
+# source topic -> repartition topic -> join -> output topic / Delta table / dead letters; the
+# repartition topic hangs below the source it re-keys (Query.repartition_inputs).
 LINEAGE = [
-    Case("kafka/clickstream", set()),
-    Case("kafka/clicks_enriched-clicks-repartition", {"kafka/clickstream"}),
-    Case("clicks_enriched", {"kafka/clicks_enriched-clicks-repartition", "kafka/click_users"}),
-    Case("kafka/clicks_enriched", {"clicks_enriched"}),
-    Case("delta/clicks_enriched", {"clicks_enriched"}),
-    Case("products_rekeyed", {"kafka/products"}),
-    Case("kafka/products_rekeyed", {"products_rekeyed"}),
+    Case("kafka/clickstream.topic", set()),
+    Case("kafka/clicks_enriched-clicks-repartition.topic", {"kafka/clickstream.topic"}),
+    Case("clicks_enriched", {"kafka/clicks_enriched-clicks-repartition.topic",
+                             "kafka/click_users.topic"}),
+    Case("kafka/clicks_enriched.topic", {"clicks_enriched"}),
+    Case("delta/clicks_enriched.table", {"clicks_enriched"}),
+    Case("kafka/clicks_enriched-dead-letters.topic", {"clicks_enriched"}),
+    Case("delta/clicks_enriched-dead-letters.table", {"clicks_enriched"}),
+    Case("products_rekeyed", {"kafka/products.topic"}),
+    Case("kafka/products_rekeyed.topic", {"products_rekeyed"}),
 ]
 
 
@@ -41,6 +46,17 @@ def test_lineage(project, case):
     graph = build_definitions(project).get_repository_def().asset_graph
     node = graph.get(dg.AssetKey.from_user_string(case.asset))
     assert {p.to_user_string() for p in node.parent_keys} == case.parents
+
+
+def test_node_labels_say_what_each_node_is(project):
+    """The graph labels a node with its key's last part: the query's name, `<topic>.topic`,
+    `<query>.table` — never the same label twice (the output topic is named like the query)."""
+    graph = build_definitions(project).get_repository_def().asset_graph
+    labels = [key.path[-1] for key in graph.get_all_asset_keys()]
+    assert len(labels) == len(set(labels))
+    assert {"clicks_enriched", "clicks_enriched.topic", "clicks_enriched.table",
+            "clicks_enriched-dead-letters.topic", "clicks_enriched-dead-letters.table"} <= \
+        set(labels)
 
 
 def test_query_asset_carries_sql_explain_code_version_and_group(project):
@@ -53,8 +69,18 @@ def test_query_asset_carries_sql_explain_code_version_and_group(project):
     assert {s.group_name for s in assets_def.specs} == {"ksqldb"}
 
 
-def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, resources,
-                                                             instance):
+def preview_rows(instance, key: str) -> list[dict]:
+    table = latest_metadata(instance, dg.AssetKey.from_user_string(key))["latest_rows"]
+    return [record.data for record in table.records]
+
+
+def test_materialize_records_metadata_previews_and_fingerprint(project, engine, resources,
+                                                               instance):
+    engine.records = {"clicks_enriched": [{"partition": 0, "offset": 6, "key": b"1",
+                                           "value": b'{"url": "/home"}'}],
+                      "clicks_enriched-dead-letters": [{"partition": 0, "offset": 0,
+                                                        "value": b'{"reason": "bad JSON"}'}]}
+    engine.rows = [{"url": "/home", "__ts": 1_000}]
     result = dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
                             instance=instance, resources=resources)
     assert result.success
@@ -64,12 +90,18 @@ def test_materialize_records_numeric_metadata_and_fingerprint(project, engine, r
                                      "late_records", "dropped_records", "watermark_ms")} == \
         {"input_rows": 10, "output_rows": 7, "dead_letters": 0, "late_records": 1,
          "dropped_records": 2, "watermark_ms": 1_000}
-    table = latest_metadata(instance, dg.AssetKey(["delta", "clicks_enriched"]))
-    assert table["delta_version"] == 3
-    assert recorded_fingerprint(instance, dg.AssetKey("clicks_enriched")) == \
+    assert latest_metadata(instance, dg.AssetKey(["delta", "clicks_enriched.table"]))[
+        "delta_version"] == 3
+    assert recorded_fingerprint(instance, project.query("clicks_enriched")) == \
         project.query("clicks_enriched").state_fingerprint
     progress = instance.fetch_observations(dg.AssetKey("clicks_enriched"), limit=5).records
     assert len(progress) == 1  # the one on_progress call became an observation
+    # The latest rows of each output, as the UI shows them (bytes as text).
+    assert preview_rows(instance, "kafka/clicks_enriched.topic")[0]["value"] == '{"url": "/home"}'
+    assert preview_rows(instance, "delta/clicks_enriched.table") == [{"url": "/home", "__ts": 1000}]
+    assert preview_rows(instance, "kafka/clicks_enriched-dead-letters.topic")[0]["value"] == \
+        '{"reason": "bad JSON"}'
+    assert preview_rows(instance, "delta/clicks_enriched-dead-letters.table") == []
 
 
 @pytest.mark.parametrize("given, passed", [("", None), ("earliest", "earliest"), ("latest", "latest")])
@@ -81,99 +113,55 @@ def test_run_config_chooses_what_a_data_loss_does(project, engine, resources, in
     assert engine.data_loss_policies == [passed]
 
 
-def test_an_unknown_data_loss_policy_fails_the_run(project, engine, resources, instance):
-    config = {"ops": {"clicks_enriched": {"config": {"on_data_loss": "ignore"}}}}
-    result = dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
-                            instance=instance, resources=resources, run_config=config,
-                            raise_on_error=False)
-    assert not result.success and engine.calls == []
-
-
-def test_materialize_in_continuous_mode_passes_mode_and_stop(project, engine, resources,
-                                                            instance):
-    config = {"ops": {"clicks_enriched": {"config": {"mode": "continuous", "stop_after_s": 5}}}}
-    assert dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
-                          instance=instance, resources=resources, run_config=config).success
-    assert engine.calls == [("run", "clicks_enriched", "continuous")]
-
-
 @dataclass(frozen=True)
-class CheckCase:
-    dead_letters: int
-    lag: int
-    expected: dict  # check name -> passed
-
-
-CHECKS = [
-    CheckCase(dead_letters=0, lag=0,
-              expected={"copartitioned": True, "consumer_lag_under_limit": True,
-                        "no_dead_letters": True, "streaming_equals_batch": True}),
-    CheckCase(dead_letters=4, lag=101,  # limit 100
-              expected={"copartitioned": True, "consumer_lag_under_limit": False,
-                        "no_dead_letters": False, "streaming_equals_batch": True}),
-]
-
-
-def query_checks(project, config, name):
-    return [c for c in build_checks(project, config) if c.node_def.name == f"{name}_checks"]
-
-
-@pytest.mark.parametrize("case", CHECKS)
-def test_checks_after_a_run(project, engine, resources, instance, case):
-    engine.dead_letters, engine.lag = case.dead_letters, case.lag
-    config = PlatformConfig(max_consumer_lag=100)
-    query = build_assets(project, resources["engine"]).queries["clicks_enriched"]
-    checks = query_checks(project, config, "clicks_enriched")
-    dg.materialize([query], instance=instance, resources=resources)
-    result = dg.materialize([query, *checks], instance=instance, resources=resources,
-                            selection=dg.AssetSelection.checks_for_assets(query))
-    evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert evaluations == case.expected
-
-
-@dataclass(frozen=True)
-class ReplayCase:
+class ConfigCase:
     name: str
-    streamed: list[dict]  # rows in the last closed window before the check
-    batch: list[dict]  # what the (fake) backfill writes for that window
-    passed: bool
+    config: dict
+    call: tuple | None  # the engine call, None: the run fails before it
 
 
-REPLAYS = [
-    ReplayCase("equal", [{"k": "a", "n": 1}, {"k": "a", "n": 1}],
-               [{"k": "a", "n": 1}, {"k": "a", "n": 1}], True),
-    ReplayCase("streaming lost a duplicate", [{"k": "a", "n": 1}],
-               [{"k": "a", "n": 1}, {"k": "a", "n": 1}], False),
-    ReplayCase("different value", [{"k": "a", "n": 1}], [{"k": "a", "n": 2}], False),
+RUN_CONFIGS = [
+    ConfigCase("continuous with a stop", {"mode": "continuous", "stop_after_s": 0.1},
+               ("run", "clicks_enriched", "continuous")),
+    ConfigCase("on data loss", {"on_data_loss": "earliest"},
+               ("run", "clicks_enriched", "available_now", "earliest")),
+    ConfigCase("bad mode", {"mode": "sometimes"}, None),
+    ConfigCase("bad data-loss policy", {"on_data_loss": "ignore"}, None),
 ]
 
 
-@pytest.mark.parametrize("case", REPLAYS, ids=lambda c: c.name)
-def test_streaming_equals_batch_check(project, engine, resources, instance, case):
-    """The check compares the window's Delta rows before and after the batch recomputation."""
-    from deltalake import write_deltalake
-    import pyarrow as pa
+@pytest.mark.parametrize("case", RUN_CONFIGS, ids=lambda c: c.name)
+def test_run_config_reaches_the_engine(project, engine, resources, instance, case):
+    result = dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
+                            instance=instance, resources=resources, raise_on_error=False,
+                            run_config={"ops": {"clicks_enriched": {"config": case.config}}})
+    assert (result.success, engine.calls) == ((True, [case.call]) if case.call else (False, []))
 
-    spec = project.query("clicks_enriched")
-    config = PlatformConfig()
-    window = config.backfill_partitions().get_last_partition_window()
-    start_ms = int(window.start.timestamp() * 1000)
 
-    def table(rows):
-        return pa.Table.from_pylist([{**row, "__ts": start_ms + i} for i, row in enumerate(rows)])
+def broken_file(project) -> BrokenFile:
+    sql = "CREATE STREAM x AS SELECT * FROM a JOIN b ON a.id = b.id;"
+    error = StreamJoinError("Stream-Stream joins must have a WITHIN clause",
+                            "stream-stream-window", sql=sql, file="ksqldb/x.sql", start=33, end=33)
+    return BrokenFile("x", "ksqldb", project.root / "ksqldb" / "x.sql", error)
 
-    path = resources["engine"].delta_path(spec)  # under the resource's delta root
-    write_deltalake(path, table(case.streamed))
-    engine.on_backfill = lambda query: write_deltalake(engine.delta_path(query), table(case.batch),
-                                                       mode="overwrite")
-    checks = query_checks(project, config, "clicks_enriched")
-    result = dg.materialize(checks, instance=instance, resources=resources,
-                            selection=dg.AssetSelection.checks(
-                                dg.AssetCheckKey(dg.AssetKey("clicks_enriched"),
-                                                 "streaming_equals_batch")))
-    [evaluation] = result.get_asset_check_evaluations()
-    assert evaluation.passed == case.passed
-    assert evaluation.metadata["delta_path"].value == path
+
+def test_a_broken_file_is_a_failing_asset_beside_the_working_ones(project, engine, resources,
+                                                                  instance):
+    import dataclasses
+
+    defs = build_definitions(dataclasses.replace(project, broken=(broken_file(project),)),
+                             resources=resources)
+    graph = defs.get_repository_def().asset_graph
+    assert {"clicks_enriched", "products_rekeyed", "x"} <= \
+        {k.to_user_string() for k in graph.get_all_asset_keys()}
+    description = defs.get_assets_def("x").specs_by_key[dg.AssetKey("x")].description
+    assert description.splitlines()[0] == \
+        "ksqldb/x.sql:1:34: [stream-stream-window] Stream-Stream joins must have a WITHIN clause"
+    result = dg.materialize([defs.get_assets_def("x")], instance=instance, raise_on_error=False)
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_failure_data.user_failure_data.description.startswith("ksqldb/x.sql:1:34:")
+    assert defs.resolve_job_def("stream_clicks_enriched").execute_in_process(
+        instance=instance).success  # the working query still runs
 
 
 def test_delta_root_of_the_engine_resource_is_where_tables_go(project, engine, instance,
@@ -183,7 +171,7 @@ def test_delta_root_of_the_engine_resource_is_where_tables_go(project, engine, i
     root = tmp_path / "configured-root"
     resources = fake_resources(engine, delta_root=str(root))
     defs = build_definitions(project, resources=resources)
-    table_key = dg.AssetKey(["delta", "clicks_enriched"])
+    table_key = dg.AssetKey(["delta", "clicks_enriched.table"])
     spec = defs.get_assets_def(table_key).specs_by_key[table_key]
     assert spec.metadata["path"].value == str(root / "clicks_enriched")
     assert defs.resolve_job_def("stream_clicks_enriched").execute_in_process(
@@ -192,19 +180,3 @@ def test_delta_root_of_the_engine_resource_is_where_tables_go(project, engine, i
     assert latest_metadata(instance, dg.AssetKey("clicks_enriched"))["delta_path"] == \
         str(root / "clicks_enriched")
     assert latest_metadata(instance, table_key)["path"] == str(root / "clicks_enriched")
-
-
-def test_broken_query_fails_definition_loading_with_its_position(monkeypatch, tmp_path):
-    """A load error is never swallowed into a missing asset: the loader's error propagates."""
-    from streamjoin.dialect.errors import StreamJoinError
-    import definitions
-
-    sql = "CREATE STREAM x AS SELECT * FROM a JOIN b ON a.id = b.id;"
-
-    def broken(sql_dir):
-        raise StreamJoinError("Stream-Stream joins must have a WITHIN clause",
-                              "stream-stream-window", sql=sql, file="x.sql", start=33, end=33)
-
-    monkeypatch.setattr(definitions, "load_project", broken)
-    with pytest.raises(StreamJoinError, match=r"x\.sql:1:34: \[stream-stream-window\]"):
-        definitions.defs()

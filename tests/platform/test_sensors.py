@@ -1,8 +1,10 @@
 """Sensor ticks and scheduled jobs on a hand-built SqlProject with a fake engine: launch (new
-data, never run, in flight, incompatible change), restart (killed run, backoff, give up), backfill
-of closed windows, and the repartition schedule. An incompatible SQL change is what the code
+data, never run, in flight, stopped on purpose, incompatible change), restart (killed run,
+backoff with jitter, a burst spread over ticks, give up), the tick logs saying why, backfill of
+closed windows, and the repartition schedule. An incompatible SQL change is what the code
 location loads after the edit: definitions built from the changed project (`changed_sql`)."""
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -14,7 +16,8 @@ import dagster as dg
 import pytest
 
 import jobs.backfill
-from assets.factory import HOST_TAG, PID_TAG
+from jobs.sensors import jitter
+from assets.keys import HOST_TAG, PID_TAG, STOP_TAG, role_tags
 from definitions import build_definitions
 from resources.platform import PlatformConfig
 from tests.platform.fixtures import changed_sql
@@ -27,24 +30,31 @@ def utc(*fields) -> datetime:
     return datetime(*fields, tzinfo=timezone.utc)
 
 
-def tick(defs, instance, sensor_name, resources, cursor=None):
+def tick(defs, instance, sensor_name, resources, cursor=None, logs=None):
+    """The tick's result; `logs` (a list) receives the tick log's lines."""
     sensor = defs.resolve_sensor_def(sensor_name)
     with dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
                                  resources=resources) as context:  # resources set up and torn down
+        if logs is not None:
+            for level in ("info", "warning"):
+                setattr(context.log, level, logs.append)
         return sensor.evaluate_tick(context)
 
 
 CONTINUOUS = {"ops": {"clicks_enriched": {"config": {"mode": "continuous"}}}}
 
 
-def add_run(instance, status, tags=None, run_config=None) -> dg.DagsterRun:
-    run = instance.add_run(dg.DagsterRun(job_name=JOB, run_id=str(uuid.uuid4()),
-                                         status=dg.DagsterRunStatus.STARTED, tags=tags or {},
-                                         run_config=run_config or {}))
-    if status == dg.DagsterRunStatus.FAILURE:
-        instance.report_run_failed(run, "crashed")
-    elif status != dg.DagsterRunStatus.STARTED:
-        instance.update_run_status(run.run_id, status)  # QUEUED/SUCCESS stand-ins
+def add_run(instance, status, tags=None, run_config=None, query="clicks_enriched") -> dg.DagsterRun:
+    """A run of the query's stream job in `status` (tagged as the asset tags the runs it runs);
+    a failed or canceled one ended through the instance's events, as a real one does."""
+    ends = {dg.DagsterRunStatus.FAILURE: lambda run: instance.report_run_failed(run, "crashed"),
+            dg.DagsterRunStatus.CANCELED: instance.report_run_canceled}
+    run = instance.add_run(dg.DagsterRun(
+        job_name=f"stream_{query}", run_id=str(uuid.uuid4()),
+        status=dg.DagsterRunStatus.STARTED if status in ends else status,
+        tags={**role_tags(query, "run"), **(tags or {})}, run_config=run_config or {}))
+    if status in ends:
+        ends[status](run)
     return instance.get_run_by_id(run.run_id)
 
 
@@ -62,16 +72,25 @@ class LaunchCase:
     lag: int
     sql_changed: bool  # the tick sees the query after an incompatible edit (new fingerprint)
     launches: bool
+    log: str  # what the tick log says about the query
+    stop_requested: bool = False  # the last run was stopped by stop_<query>
 
 
 LAUNCH = [
-    LaunchCase("never materialized", False, None, 0, False, True),
-    LaunchCase("up to date", True, None, 0, False, False),
-    LaunchCase("new data on a source topic", True, None, 5, False, True),
-    LaunchCase("run in flight", True, dg.DagsterRunStatus.STARTED, 5, False, False),
+    LaunchCase("never materialized", False, None, 0, False, True, "run requested (never"),
+    LaunchCase("up to date", True, None, 0, False, False, "no run (caught up"),
+    LaunchCase("new data on a source topic", True, None, 5, False, True,
+               "run requested (consumer lag 5)"),
+    LaunchCase("run in flight", True, dg.DagsterRunStatus.STARTED, 5, False, False, "is started"),
+    LaunchCase("not started yet", True, dg.DagsterRunStatus.NOT_STARTED, 5, False, False,
+               "is not started"),
     LaunchCase("last run failed: restart's job", True, dg.DagsterRunStatus.FAILURE, 5, False,
-               False),
-    LaunchCase("incompatible SQL change", True, None, 5, True, False),
+               False, "the restart sensor's business"),
+    LaunchCase("canceled: stays stopped", True, dg.DagsterRunStatus.CANCELED, 5, False, False,
+               "stopped on purpose"),
+    LaunchCase("stopped by stop_: stays stopped", True, dg.DagsterRunStatus.SUCCESS, 5, False,
+               False, "stopped on purpose", stop_requested=True),
+    LaunchCase("incompatible SQL change", True, None, 5, True, False, "incompatible SQL change"),
 ]
 
 
@@ -81,12 +100,16 @@ def test_launch_sensor(project, engine, resources, instance, case):
     if case.materialized:
         assert defs.resolve_job_def(JOB).execute_in_process(instance=instance).success
     if case.last_run:
-        add_run(instance, case.last_run)
+        add_run(instance, case.last_run, {STOP_TAG: "stop_clicks_enriched"}
+                if case.stop_requested else None)
     engine.lag = case.lag
     if case.sql_changed:  # the code location reloaded the edited file
         defs = build_definitions(changed_sql(project), resources=resources)
-    result = tick(defs, instance, "launch_streaming_queries", resources)
+    logs = []
+    result = tick(defs, instance, "launch_streaming_queries", resources, logs=logs)
     assert [r.job_name for r in result.run_requests] == ([JOB] if case.launches else [])
+    [line] = [line for line in logs if line.startswith("clicks_enriched:")]
+    assert case.log in line
     if case.sql_changed:
         assert "reset_clicks_enriched" in result.skip_message
 
@@ -120,7 +143,7 @@ RESTART = [
     RestartCase("killed run", 0, True),
     RestartCase("failed run", 1, False),
     RestartCase("third failure waits for 4x backoff", 3, False,
-                PlatformConfig(restart_backoff_s=60), restarts=False, note="restart 3 in"),
+                PlatformConfig(restart_backoff_s=60), restarts=False, note="restart 3 of 5 in"),
     RestartCase("gives up after max retries", 3, False,
                 PlatformConfig(restart_backoff_s=0, restart_max_retries=2), restarts=False,
                 note="gave up after 2"),
@@ -151,6 +174,35 @@ def test_restart_sensor(project, engine, resources, instance, case):
         assert not result.run_requests and case.note in result.skip_message
 
 
+def test_backoff_has_jitter_and_says_what_remains(project, engine, resources, instance):
+    """Wait before restart n: backoff * 2**(n-1) * (1 + jitter), jitter in [0, 0.5) fixed per
+    failed run; the tick log says how long is left."""
+    defs = build_definitions(project, PlatformConfig(restart_backoff_s=100), resources)
+    failed = add_run(instance, dg.DagsterRunStatus.FAILURE)
+    logs = []
+    assert not tick(defs, instance, "restart_failed_queries", resources, logs=logs).run_requests
+    [line] = [line for line in logs if line.startswith("clicks_enriched:")]
+    remaining = int(line.split(" in ")[1].split(" s")[0])
+    expected = 100 * (1 + jitter(failed.run_id))
+    assert expected - 5 <= remaining <= expected + 1 and 0 <= jitter(failed.run_id) < 0.5
+    assert len({jitter(str(uuid.uuid4())) for _ in range(20)}) == 20
+
+
+def test_a_burst_of_failures_restarts_one_per_tick(project, engine, resources, instance):
+    second = dataclasses.replace(project.query("clicks_enriched"), name="clicks_enriched_2",
+                                 output_topic="clicks_enriched_2", repartition_topics=(),
+                                 repartition_inputs=())
+    project = dataclasses.replace(project, queries=(*project.queries, second))
+    defs = build_definitions(project, PlatformConfig(restart_backoff_s=0, restarts_per_tick=1),
+                             resources)
+    for query in ("clicks_enriched", "clicks_enriched_2"):
+        add_run(instance, dg.DagsterRunStatus.FAILURE, query=query)
+    logs = []
+    [request] = tick(defs, instance, "restart_failed_queries", resources, logs=logs).run_requests
+    assert request.job_name == "stream_clicks_enriched"
+    assert "clicks_enriched_2: restart due, next tick (1 per tick)" in logs
+
+
 def test_restart_leaves_a_live_run_alone(project, engine, resources, instance):
     defs = build_definitions(project, PlatformConfig(restart_backoff_s=0), resources)
     live = add_run(instance, dg.DagsterRunStatus.STARTED,
@@ -176,7 +228,8 @@ def test_backfill_sensor_replays_windows_as_they_close(project, engine, resource
     assert run.success
     day_ms = int(utc(2026, 11, 20).timestamp() * 1000)
     assert ("backfill", "clicks_enriched", day_ms, day_ms + 86_400_000) in engine.calls
-    delta = instance.get_latest_materialization_event(dg.AssetKey(["delta", "clicks_enriched"]))
+    delta = instance.get_latest_materialization_event(
+        dg.AssetKey(["delta", "clicks_enriched.table"]))
     assert delta.asset_materialization.metadata["partition"].value == "2026-11-20"
 
 
@@ -189,5 +242,7 @@ def test_repartition_schedule_runs_its_job(project, engine, resources, instance)
     [request] = schedule.evaluate_tick(context).run_requests
     job = defs.resolve_job_def(schedule.job_name)
     assert job.execute_in_process(instance=instance, tags=request.tags).success
-    assert engine.calls == [("run", "products_rekeyed", "available_now")]
-    assert instance.get_latest_materialization_event(dg.AssetKey(["kafka", "products_rekeyed"]))
+    assert [call for call in engine.calls if call[0] == "run"] == \
+        [("run", "products_rekeyed", "available_now")]
+    assert instance.get_latest_materialization_event(
+        dg.AssetKey(["kafka", "products_rekeyed.topic"]))

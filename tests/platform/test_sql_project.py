@@ -1,9 +1,11 @@
-"""The Dagster layer over the real sql/ folder and engine: definitions load (a broken file fails
-loading with its position), a query materialises on the session broker and Spark, new input data
-makes the launch sensor request an increment, and a backfill partition replays a day — all
+"""The Dagster layer over the real sql/ folder and engine: definitions load (a broken file becomes
+a failing asset beside the others), `make ui`'s seeding, a query materialises on the session
+broker and Spark with its checks, a malformed record shows in the dead-letter previews, new input
+data makes the launch sensor request an increment, and a backfill partition replays a day — all
 through the engine resource's configuration (broker, home, Delta root), none through the
 environment."""
 
+import re
 import sys
 
 import dagster as dg
@@ -16,7 +18,6 @@ from definitions import build_definitions
 from resources import EngineResource, spark_resource
 from resources.platform import PlatformConfig
 from streamjoin.app.project import load_project
-from streamjoin.dialect.errors import StreamJoinError
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
 from tests.platform.fixtures import DAY_MS, FIRST_DAY, FIRST_DAY_MS, REPO
@@ -30,19 +31,59 @@ def test_definitions_load_every_query_of_sql():
     keys = {k.to_user_string() for k in repository.asset_graph.get_all_asset_keys()}
     project = load_project(REPO / "sql")
     assert {q.name for q in project.queries} <= keys
-    assert {f"kafka/{t}" for q in project.queries for t in q.repartition_topics} <= keys
-    assert {f"delta/{q.name}" for q in project.queries} <= keys
+    assert {f"kafka/{t}.topic" for q in project.queries for t in q.repartition_topics} <= keys
+    assert not project.broken
+    assert {f"delta/{q.name}.table" for q in project.queries} <= keys
 
 
-def test_broken_sql_file_fails_definition_loading(tmp_path, monkeypatch):
+def test_a_broken_sql_file_leaves_the_others_loaded(tmp_path, monkeypatch):
     (tmp_path / "sources.sql").write_text(
         (REPO / "sql" / "ksqldb" / "sources.sql").read_text())
+    (tmp_path / "shipped_orders.sql").write_text(
+        (REPO / "sql" / "ksqldb" / "shipped_orders.sql").read_text())
     (tmp_path / "broken.sql").write_text(
         "CREATE STREAM broken AS\n  SELECT * FROM orders o JOIN payments p ON p.id = o.id;\n")
     monkeypatch.setattr(definitions, "SQL_DIR", tmp_path)
-    with pytest.raises(StreamJoinError, match=r"broken\.sql:2:\d+: \[") as error:
-        definitions.defs()
-    print(error.value)
+    defs = definitions.defs()
+    keys = {k.to_user_string() for k in defs.get_repository_def().asset_graph.get_all_asset_keys()}
+    assert {"broken", "shipped_orders", "delta/shipped_orders.table"} <= keys
+    description = defs.get_assets_def("broken").specs_by_key[dg.AssetKey("broken")].description
+    assert re.match(rf"{re.escape(str(tmp_path))}/broken\.sql:2:\d+: \[[a-z-]+\] ", description)
+    assert defs.resolve_job_def("stream_shipped_orders")  # its jobs are there too
+
+
+def test_status_sensor_on_the_real_project(pageviews_samples, tmp_path, instance):
+    """One tick over every query of sql/ on the session broker (some source topics missing):
+    a state per query, the existing source topics observed; Kafka metadata only, no Spark."""
+    resources = engine_resources(pageviews_samples, tmp_path)
+    defs = build_definitions(load_project(REPO / "sql"), resources=resources)
+    with dg.build_sensor_context(instance=instance, definitions=defs,
+                                 resources=resources) as context:
+        result = defs.resolve_sensor_def("query_status").evaluate_tick(context)
+    states = {e.asset_key.to_user_string(): e.metadata["state"].value for e in result.asset_events
+              if isinstance(e, dg.AssetObservation) and "state" in e.metadata}
+    assert set(states) == {q.name for q in load_project(REPO / "sql").queries}
+    assert set(states.values()) == {"never run"}
+    observed = {e.asset_key.to_user_string() for e in result.asset_events
+                if isinstance(e, dg.AssetObservation) and "state" not in e.metadata}
+    assert "kafka/pageviews.topic" in observed
+
+
+def test_make_ui_seeds_the_samples(pageviews_samples, tmp_path):
+    """`python -m jobs.samples` (make ui): every sample topic holds records; a second time it
+    says they are already there (one line each time). After the shifted page views: those stay."""
+    from jobs.samples import seed
+
+    kafka_bootstrap = pageviews_samples
+    engine = engine_resources(kafka_bootstrap, tmp_path)["engine"].get_engine()
+    first, again = seed(engine, REPO / "sql"), seed(engine, REPO / "sql")
+    assert re.fullmatch(r"sample data: (\d+ records to \d+ topics|already on the broker) at \S+",
+                        first)
+    assert again == f"sample data: already on the broker at {kafka_bootstrap}"
+    project = load_project(REPO / "sql")
+    samples = {s.topic for s in project.sources
+               if any((REPO / "samples").glob(f"*/{s.name}.jsonl"))}
+    assert samples and all(sum(admin.end_offsets(kafka_bootstrap, t).values()) for t in samples)
 
 
 def engine_resources(bootstrap: str, root) -> dict:
@@ -78,7 +119,7 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance, tmp_p
         == (True, views, 0)
     # The table is where the resource's Delta root says: asset, engine and metadata agree.
     table = str(tmp_path / "tables" / QUERY)
-    table_key = dg.AssetKey(["delta", QUERY])
+    table_key = dg.AssetKey(["delta", f"{QUERY}.table"])
     assert defs.get_assets_def(table_key).specs_by_key[table_key].metadata["path"].value == table
     assert (metadata["delta_path"], latest_metadata(instance, table_key)["path"]) == (table, table)
     assert table_version(table) is not None
@@ -99,7 +140,7 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance, tmp_p
 
     backfill = defs.resolve_job_def(f"backfill_{QUERY}")
     assert backfill.execute_in_process(instance=instance, partition_key=FIRST_DAY).success
-    replay = latest_metadata(instance, dg.AssetKey(["delta", QUERY]))
+    replay = latest_metadata(instance, table_key)
     assert (replay["window_start_ms"], replay["window_end_ms"]) == (FIRST_DAY_MS,
                                                                     FIRST_DAY_MS + DAY_MS)
     assert replay["output_rows"] > 0
@@ -122,6 +163,27 @@ def test_continuous_run_reports_progress_while_running(engine_env, instance):
     assert len(observations) >= 1
     metadata = latest_metadata(instance, dg.AssetKey(QUERY))
     assert (metadata["mode"], metadata["output_rows"] >= 1) == ("continuous", True)
+
+
+def test_a_malformed_record_shows_in_the_dead_letter_previews(engine_env, instance):
+    """A page view whose value is not JSON: dead-lettered with its reason, shown in the latest
+    rows of the dead-letter topic and table; the run's checks flag it."""
+    bootstrap, resources = engine_env
+    defs = build_definitions(load_project(REPO / "sql"), resources=resources)
+    admin.produce(bootstrap, "pageviews",
+                  [OutRecord(b'"User_1"', b'{"viewtime": ', FIRST_DAY_MS + 180_000)])
+    result = defs.resolve_job_def(f"stream_{QUERY}").execute_in_process(instance=instance)
+    assert result.success
+    [row] = [r.data for r in latest_metadata(instance, dg.AssetKey(
+        ["delta", f"{QUERY}-dead-letters.table"]))["latest_rows"].records][:1]
+    assert (row["source_topic"], row["value"]) == ("pageviews", '{"viewtime": ')
+    assert "value: not valid JSON" in row["reason"] and row["timestamp"].startswith("2026-11-19T")
+    topic = [r.data for r in latest_metadata(instance, dg.AssetKey(
+        ["kafka", f"{QUERY}-dead-letters.topic"]))["latest_rows"].records]
+    assert topic and '"reason"' in topic[0]["value"]
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks["no_dead_letters"] is False
+    print(f"dead letter: {row['reason']}")
 
 
 def test_scheduled_repartition_job_rekeys_products(kafka_bootstrap, spark, tmp_path):

@@ -1,19 +1,27 @@
-"""The Dagster UI in headless Chromium against `dagster dev` (workspace.yaml -> definitions.py):
-lineage of a join, a materialization and a two-partition backfill launched from the browser.
-Two servers: the real sql/ folder and engine on the session broker, and the hand-built SqlProject
-with the fake engine (the Dagster layer alone). Screenshots go to tests/artifacts/."""
+"""The Dagster UI in headless Chromium against `dagster dev` with `make ui`'s instance (a run
+queue; Spark runs limited by the `spark` pool). Two servers: the hand-built SqlProject with the
+fake engine (the Dagster layer alone: the queue under the launch sensor, live state, start and
+stop by click) and the real sql/ folder plus a broken file on the session broker (lineage, a
+broken file beside working ones, a materialization and its checks, a dead letter, live lag, start
+and stop of a Spark query, a backfill). Screenshots go to tests/artifacts/."""
 
+import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from streamjoin.kafka import admin
+from streamjoin.kafka.records import OutRecord
 from tests.platform import ui_driver, webserver
-from tests.platform.fixtures import FIRST_DAY, REPO
+from tests.platform.fixtures import FIRST_DAY, FIRST_DAY_MS, REPO
 
 pytestmark = pytest.mark.platform
 ARTIFACTS = REPO / "tests" / "artifacts"
 NEXT_DAY = "2026-11-20"
+HAND_SPARK_RUNS = 2  # the pool limit of the hand server: 5 queries pending, 2 at a time
+STREAMS = [f"stream_clicks_enriched{suffix}" for suffix in ("", "_2", "_3", "_4", "_5")]
+BROKEN = "CREATE STREAM broken_join AS\n  SELECT * FROM orders o JOIN payments p ON p.id = o.id;\n"
 
 
 @pytest.fixture(scope="module")
@@ -32,57 +40,190 @@ def browser():
         chromium.close()
 
 
-def serve(root: Path, target: list[str], env: dict[str, str]):
-    server = webserver.start(REPO, target, root / "dagster_home",
-                             {"STREAMJOIN_HOME": str(root / "streamjoin"),
-                              "STREAMJOIN_BACKFILL_START": FIRST_DAY, **env})
-    return server
-
-
-@pytest.fixture(scope="module")
-def sql_server(pageviews_samples, tmp_path_factory):
-    """The real definitions; own STREAMJOIN_HOME (checkpoints, Delta), the session broker."""
-    server = serve(tmp_path_factory.mktemp("ui-sql"), ["-w", "workspace.yaml"],
-                   {"STREAMJOIN_KAFKA_BOOTSTRAP": pageviews_samples})
-    yield server
-    server.stop()
-
-
-def test_ui_on_sql_folder(sql_server, pageviews_samples, browser):
-    page = ui_driver.new_page(browser)
-    missing = ui_driver.lineage(page, sql_server, "clicks_enriched",
-                                ["clickstream", "click_users", "CLICKS_ENRICHED-0-repartition",
-                                 "clicks_enriched", "CLICKS_ENRICHED", "delta"],
-                                ARTIFACTS / "sql-lineage.png")
-    assert missing == []
-    views = sum(admin.end_offsets(pageviews_samples, "pageviews").values())
-    run = ui_driver.materialize(page, sql_server, "pageviews_enriched",
-                                ARTIFACTS / "sql-materialize.png")
-    assert (run["status"], run["metadata"]["output_rows"]) == ("SUCCESS", views)
-    statuses = ui_driver.backfill(page, sql_server, "backfill_pageviews_enriched",
-                                  [FIRST_DAY, NEXT_DAY], ARTIFACTS / "sql-backfill.png")
-    assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}
+def serve(root: Path, target: list[str], env: dict[str, str], spark_runs: int):
+    return webserver.start(REPO, target, root / "dagster_home",
+                           {"STREAMJOIN_HOME": str(root / "streamjoin"),
+                            "STREAMJOIN_BACKFILL_START": FIRST_DAY,
+                            "STREAMJOIN_STATUS_INTERVAL_S": "5", **env}, spark_runs)
 
 
 @pytest.fixture(scope="module")
 def hand_server(tmp_path_factory):
-    """The hand-built SqlProject with the fake engine (tests/platform/ui_fake_defs.py)."""
+    """The hand-built SqlProject (+4 joins) with the fake engine (tests/platform/ui_fake_defs.py)."""
     server = serve(tmp_path_factory.mktemp("ui-hand"),
                    ["-f", str(REPO / "tests" / "platform" / "ui_fake_defs.py"), "-d", str(REPO)],
-                   {})
+                   {}, HAND_SPARK_RUNS)
     yield server
     server.stop()
 
 
-def test_ui_on_hand_project(hand_server, browser):
+def test_hand_lineage_labels_every_node(hand_server, browser):
     page = ui_driver.new_page(browser)
     missing = ui_driver.lineage(page, hand_server, "clicks_enriched",
-                                ["clickstream", "click_users", "clicks_enriched-clicks-repartition",
-                                 "clicks_enriched", "delta"], ARTIFACTS / "hand-lineage.png")
+                                ["clickstream.topic", "click_users.topic",
+                                 "clicks_enriched-clicks-repartition.topic", "clicks_enriched",
+                                 "clicks_enriched.topic", "clicks_enriched.table",
+                                 "clicks_enriched-dead-letters.topic",
+                                 "clicks_enriched-dead-letters.table"],
+                                ARTIFACTS / "hand-lineage.png")
     assert missing == []
+
+
+def test_hand_launch_sensor_queues_runs_and_every_query_ends_green(hand_server, browser):
+    """All five queries pending: the sensor requests five runs at once, the queue lets
+    HAND_SPARK_RUNS go at a time, and each ends with its checks evaluated and passed."""
+    page = ui_driver.new_page(browser)
+    ui_driver.switch_sensor(page, hand_server, "launch_streaming_queries",
+                            ARTIFACTS / "hand-sensor-on.png")
+    most, queued_seen, shot = 0, False, False
+    deadline = time.monotonic() + ui_driver.RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        runs = [r for r in hand_server.graphql(ui_driver.ALL_RUNS)["runsOrError"]["results"]
+                if r["jobName"] in STREAMS]
+        running = sum(r["status"] in ("STARTING", "STARTED") for r in runs)
+        most, queued_seen = max(most, running), queued_seen or any(
+            r["status"] == "QUEUED" for r in runs)
+        if queued_seen and running == HAND_SPARK_RUNS and not shot:  # the queue at work
+            ui_driver.show_runs(page, hand_server, "Queued", ARTIFACTS / "hand-sensor-queue.png")
+            shot = True
+        if len(runs) == len(STREAMS) and all(r["status"] not in ui_driver.IN_FLIGHT for r in runs):
+            break
+        time.sleep(0.5)
+    assert sorted((r["jobName"], r["status"]) for r in runs) == \
+        [(job, "SUCCESS") for job in sorted(STREAMS)]
+    assert (queued_seen, most) == (True, HAND_SPARK_RUNS)  # never more than the limit at once
+    for job in STREAMS:  # checks evaluated after a sensor run (live_status by the next status
+        # tick at the latest), all green
+        ui_driver.wait_for(lambda: green(hand_server, job.removeprefix("stream_")),
+                           f"the checks of {job} to pass", timeout_s=60)
+    ui_driver.lineage(page, hand_server, "clicks_enriched_3", [],
+                      ARTIFACTS / "hand-sensor-all-green.png")
+
+
+def green(server, query: str) -> bool:
+    return {status for status, _ in ui_driver.checks(server, [query]).values()} == {"SUCCEEDED"}
+
+
+def live_state(server, query: str) -> str:
+    return ui_driver.checks(server, [query])["live_status"][1] or ""
+
+
+def test_hand_start_and_stop_by_click_with_live_state(hand_server, browser):
+    page = ui_driver.new_page(browser)
+    run = ui_driver.launch(page, hand_server, "start_clicks_enriched",
+                           ARTIFACTS / "hand-start.png", asset_job=True)
+    ui_driver.wait_for(lambda: live_state(hand_server, "clicks_enriched").startswith("running"),
+                       "the status sensor to see the run", timeout_s=90)
+    text = ui_driver.show_check(page, hand_server, "clicks_enriched", "live_status",
+                                ARTIFACTS / "hand-live-running.png")
+    assert f"running, lag 0: run {run[:8]} (continuous)" in text
+    stop = ui_driver.launch(page, hand_server, "stop_clicks_enriched", ARTIFACTS / "hand-stop.png",
+                            asset_job=False)
+    ui_driver.wait_for(lambda: live_state(hand_server, "clicks_enriched").startswith("stopped"),
+                       "the stopped state", timeout_s=120)
+    text = ui_driver.show_check(page, hand_server, "clicks_enriched", "live_status",
+                                ARTIFACTS / "hand-live-stopped.png")
+    assert f"stopped on request (stop_clicks_enriched run {stop[:8]})" in text
+    assert [r["status"] for r in ui_driver.job_runs(hand_server, "start_clicks_enriched")] == \
+        ["SUCCESS"]
+
+
+def test_hand_materialize_checks_and_backfill(hand_server, browser):
+    page = ui_driver.new_page(browser)
     run = ui_driver.materialize(page, hand_server, "clicks_enriched",
                                 ARTIFACTS / "hand-materialize.png")
     assert (run["status"], run["metadata"]["output_rows"]) == ("SUCCESS", 7)  # FakeEngine's report
+    ui_driver.wait_for(lambda: green(hand_server, "clicks_enriched"),  # after a job run from the UI
+                       "the checks to pass", timeout_s=60)
     statuses = ui_driver.backfill(page, hand_server, "backfill_clicks_enriched",
                                   [FIRST_DAY, NEXT_DAY], ARTIFACTS / "hand-backfill.png")
+    assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}
+
+
+@pytest.fixture(scope="module")
+def sql_server(pageviews_samples, tmp_path_factory):
+    """The real definitions over a copy of sql/ with a broken file; own STREAMJOIN_HOME
+    (checkpoints, Delta), the session broker; one Spark run at a time."""
+    root = tmp_path_factory.mktemp("ui-sql")
+    shutil.copytree(REPO / "sql", root / "sql")
+    (root / "sql" / "ksqldb" / "broken_join.sql").write_text(BROKEN)
+    server = serve(root, ["-w", "workspace.yaml"],
+                   {"STREAMJOIN_KAFKA_BOOTSTRAP": pageviews_samples,
+                    "STREAMJOIN_SQL_DIR": str(root / "sql")}, 1)
+    yield server
+    server.stop()
+
+
+def test_sql_lineage_and_a_broken_file_beside_working_ones(sql_server, browser):
+    page = ui_driver.new_page(browser)
+    missing = ui_driver.lineage(page, sql_server, "clicks_enriched",
+                                ["clickstream.topic", "click_users.topic",
+                                 "CLICKS_ENRICHED-0-repartition.topic", "clicks_enriched",
+                                 "CLICKS_ENRICHED.topic", "clicks_enriched.table"],
+                                ARTIFACTS / "sql-lineage.png")
+    assert missing == []
+    text = ui_driver.lineage(page, sql_server, "broken_join", [], ARTIFACTS / "sql-broken.png")
+    assert text == []
+    page.goto(f"{sql_server.url}/assets/broken_join")
+    page.get_by_text("broken_join.sql:2:").first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "sql-broken-asset.png"))
+    assert "ksqldb/broken_join.sql:2:" in page.inner_text("body")
+    ui_driver.wait_for(lambda: live_state(sql_server, "broken_join").startswith("broken: "),
+                       "the broken state", timeout_s=90)
+
+
+def test_sql_materialize_checks_and_a_dead_letter(sql_server, pageviews_samples, browser):
+    admin.produce(pageviews_samples, "pageviews",
+                  [OutRecord(b'"User_9"', b'{"viewtime": ', FIRST_DAY_MS + 240_000)])
+    views = sum(admin.end_offsets(pageviews_samples, "pageviews").values())
+    page = ui_driver.new_page(browser)
+    run = ui_driver.materialize(page, sql_server, "pageviews_enriched",
+                                ARTIFACTS / "sql-materialize.png")
+    assert run["status"] == "SUCCESS"
+    dead = run["metadata"]["dead_letters"]
+    assert dead >= 1 and run["metadata"]["output_rows"] + dead == views
+    checks = ui_driver.checks(sql_server, ["pageviews_enriched"])
+    assert all(status in ("SUCCEEDED", "FAILED") for status, _ in checks.values()), checks
+    assert checks["no_dead_letters"][0] == "FAILED"
+    text = " ".join(ui_driver.show_asset(
+        page, sql_server, "delta/pageviews_enriched-dead-letters.table",
+        ARTIFACTS / "sql-dead-letters.png").split())
+    assert "value: not valid JSON" in text and '{"viewtime":' in text
+
+
+def test_sql_live_lag(sql_server, pageviews_samples, browser):
+    admin.produce(pageviews_samples, "pageviews",
+                  [OutRecord(b'"User_1"', b'{"viewtime": 3, "pageid": "Page_ui"}',
+                             FIRST_DAY_MS + 300_000)])
+    ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith(
+        "lagging, lag 1:"), "the lag to show", timeout_s=90)
+    text = ui_driver.show_check(ui_driver.new_page(browser), sql_server, "pageviews_enriched",
+                                "live_status", ARTIFACTS / "sql-live-lag.png")
+    assert "1 new record since run" in text
+
+
+def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
+    page = ui_driver.new_page(browser)
+    run = ui_driver.launch(page, sql_server, "start_pageviews_enriched",
+                           ARTIFACTS / "sql-start.png", asset_job=True)
+    ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith(
+        "running, lag 0"), "the running query to catch up")
+    ui_driver.launch(page, sql_server, "stop_pageviews_enriched", ARTIFACTS / "sql-stop.png",
+                     asset_job=False)
+    ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith("stopped"),
+                       "the stopped state")
+    text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
+                                ARTIFACTS / "sql-live-stopped.png")
+    assert "stopped on request (stop_pageviews_enriched run" in text
+    text = ui_driver.show_asset(page, sql_server, "pageviews_enriched",
+                                ARTIFACTS / "sql-stopped.png")
+    assert "stopped_at_offsets" in text and '"pageviews"' in text
+    assert [r["status"] for r in ui_driver.job_runs(sql_server, "start_pageviews_enriched")
+            if r["runId"] == run] == ["SUCCESS"]
+
+
+def test_sql_backfill(sql_server, browser):
+    statuses = ui_driver.backfill(ui_driver.new_page(browser), sql_server,
+                                  "backfill_pageviews_enriched", [FIRST_DAY, NEXT_DAY],
+                                  ARTIFACTS / "sql-backfill.png")
     assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}

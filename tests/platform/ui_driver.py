@@ -1,7 +1,9 @@
 """Drives the Dagster UI in headless Chromium (Debian's `chromium` package; playwright's own
 browser download is not used): the lineage of a query asset, a materialization launched from the
-asset page, and a two-partition backfill launched from the backfill job's partitions page. Each
-step is confirmed through the webserver's GraphQL API and leaves a screenshot."""
+asset page, a job launched by one click (an asset job's "Materialize all", an op job's "Launch
+Run"), a sensor switched on, a check's latest evaluation, an asset's latest metadata, and a
+two-partition backfill launched from the backfill job's partitions page. Each step is confirmed
+through the webserver's GraphQL API and leaves a screenshot."""
 
 import time
 from pathlib import Path
@@ -23,6 +25,13 @@ LATEST = """query Latest($path: [String!]!) { assetOrError(assetKey: {path: $pat
   ... on Asset { assetMaterializations(limit: 1) { runId
     metadataEntries { label ... on IntMetadataEntry { intValue } } } } } }"""
 LOCATION = "{ workspaceOrError { ... on Workspace { locationEntries { name } } } }"
+ALL_RUNS = """{ runsOrError(limit: 200) { ... on Runs { results { runId jobName status } } } }"""
+CHECKS = """query Checks($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) {
+  ... on AssetNode { assetChecksOrError { ... on AssetChecks { checks { name
+    executionForLatestMaterialization { status evaluation { description } } } } } } } }"""
+SENSOR = """query Sensor($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) {
+  ... on Sensor { sensorState { status } } } }"""
+IN_FLIGHT = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 
 
 def new_page(browser: Browser) -> Page:
@@ -42,6 +51,16 @@ def _dismiss_welcome(page: Page) -> None:
         pass
 
 
+def settle(page: Page, timeout_ms: int = 15_000) -> None:
+    """Let the live data arrive before a screenshot: no "Loading" left (best effort)."""
+    try:
+        page.wait_for_function("() => !document.body.innerText.includes('Loading')",
+                               timeout=timeout_ms)
+    except PlaywrightTimeout:
+        pass
+    page.wait_for_timeout(500)
+
+
 def shown(label: str, text: str) -> bool:
     """Whether the page shows the node label whole or shortened as `head…tail`."""
     if label in text:
@@ -56,6 +75,7 @@ def lineage(page: Page, server: Webserver, query: str, labels: list[str], shot: 
     page.goto(f"{server.url}/assets/{query}?view=lineage&lineageScope=neighbors&lineageDepth=3")
     page.get_by_text("Latest event").first.wait_for()
     _dismiss_welcome(page)  # also lets the graph layout settle before the screenshot
+    settle(page)
     page.screenshot(path=str(shot))
     text = page.inner_text("body")
     return [label for label in labels if not shown(label, text)]
@@ -104,3 +124,95 @@ def backfill(page: Page, server: Webserver, job: str, partitions: list[str],
     page.screenshot(path=str(shot))
     return {tag["value"]: run["status"] for run in runs for tag in run["tags"]
             if tag["key"] == "dagster/partition"}
+
+
+def location(server: Webserver) -> str:
+    return server.graphql(LOCATION)["workspaceOrError"]["locationEntries"][0]["name"]
+
+
+def wait_for(predicate, what: str, timeout_s: float = RUN_TIMEOUT_S, poll_s: float = 1.0):
+    """The first truthy value of `predicate()`; fails after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(poll_s)
+    return value
+
+
+def job_runs(server: Webserver, job: str) -> list[dict]:
+    return server.graphql(RUNS, {"job": job})["runsOrError"]["results"]
+
+
+def launch(page: Page, server: Webserver, job: str, shot: Path, asset_job: bool) -> str:
+    """One click: "Materialize all" on an asset job's page (its preset config), "Launch Run" on
+    an op job's launchpad. Returns the new run's id."""
+    before = {run["runId"] for run in job_runs(server, job)}
+    jobs = f"{server.url}/locations/{location(server)}/jobs/{job}"
+    if asset_job:
+        page.goto(jobs)
+        page.locator("button", has_text="Materialize all").first.click()
+    else:
+        page.goto(f"{jobs}/playground")
+        page.get_by_role("button", name="Launch Run").click()
+    run = wait_for(lambda: [r for r in job_runs(server, job) if r["runId"] not in before],
+                   f"a run of {job}", timeout_s=60)[0]
+    settle(page)
+    page.screenshot(path=str(shot))
+    return run["runId"]
+
+
+def switch_sensor(page: Page, server: Webserver, sensor: str, shot: Path) -> None:
+    """Turn the sensor on with its switch on the sensor's page."""
+    loc = location(server)
+    page.goto(f"{server.url}/locations/{loc}/sensors/{sensor}")
+    # The switch is a label drawn around a hidden checkbox: click the label.
+    page.locator("label", has=page.locator("input[type=checkbox]")).first.click()
+    selector = {"repositoryLocationName": loc, "repositoryName": "__repository__",
+                "sensorName": sensor}
+    wait_for(lambda: server.graphql(SENSOR, {"selector": selector})["sensorOrError"][
+        "sensorState"]["status"] == "RUNNING", f"{sensor} on", timeout_s=30)
+    _dismiss_welcome(page)
+    page.screenshot(path=str(shot))
+
+
+def checks(server: Webserver, path: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """{check: (status of its execution for the latest materialization, its description)}."""
+    node = server.graphql(CHECKS, {"path": path})["assetNodeOrError"]
+    result = {}
+    for check in node["assetChecksOrError"]["checks"]:
+        execution = check["executionForLatestMaterialization"] or {}
+        evaluation = execution.get("evaluation") or {}
+        result[check["name"]] = (execution.get("status"), evaluation.get("description"))
+    return result
+
+
+def show_check(page: Page, server: Webserver, asset: str, check: str, shot: Path) -> str:
+    """Open the check's page (description, latest evaluation, metadata, plots); its text."""
+    page.goto(f"{server.url}/assets/{asset}?view=checks&checkDetail={check}")
+    page.get_by_text("Latest execution").first.wait_for()
+    _dismiss_welcome(page)
+    settle(page)
+    page.screenshot(path=str(shot), full_page=True)
+    return page.inner_text("body")
+
+
+def show_asset(page: Page, server: Webserver, key: str, shot: Path) -> str:
+    """Open the asset's overview (`key` as in the URL, e.g. delta/x.table): its latest
+    materialization's metadata, tables (the `latest_rows` previews) included. The page's text."""
+    page.goto(f"{server.url}/assets/{key}")
+    page.get_by_text("Latest materialization").first.wait_for()
+    _dismiss_welcome(page)
+    settle(page)
+    page.screenshot(path=str(shot), full_page=True)
+    return page.inner_text("body")
+
+
+def show_runs(page: Page, server: Webserver, status: str, shot: Path) -> None:
+    """The runs page once a run shows `status` (best effort: the queue may have moved on)."""
+    page.goto(f"{server.url}/runs")
+    try:
+        page.locator("tbody").get_by_text(status).first.wait_for(timeout=10_000)
+    except PlaywrightTimeout:
+        pass
+    page.screenshot(path=str(shot))

@@ -15,13 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 READY_TIMEOUT_S = 90.0
-# Launch runs at once (the default queue waits for a daemon poll) and send no telemetry.
-INSTANCE_YAML = """run_coordinator:
-  module: dagster._core.run_coordinator
-  class: DefaultRunCoordinator
-telemetry:
-  enabled: false
-"""
+INSTANCE_TEMPLATE = Path(__file__).resolve().parents[2] / "dagster.yaml"  # what `make ui` uses
 LOCATIONS = """{ workspaceOrError { ... on Workspace { locationEntries {
   name loadStatus locationOrLoadError { __typename ... on PythonError { message } } } } } }"""
 
@@ -61,11 +55,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(workdir: Path, target: list[str], home: Path, env: dict[str, str]) -> Webserver:
+def start(workdir: Path, target: list[str], home: Path, env: dict[str, str],
+          spark_runs: int = 1) -> Webserver:
     """Start `dagster dev` on `target` (e.g. ["-w", "workspace.yaml"] or ["-f", "defs.py"]) in
-    `workdir` and wait until its code location loaded."""
+    `workdir` with `make ui`'s instance (a queue; `spark_runs` Spark runs at once) and wait until
+    its code location loaded."""
     home.mkdir(parents=True, exist_ok=True)
-    (home / "dagster.yaml").write_text(INSTANCE_YAML)
+    (home / "dagster.yaml").write_text(
+        INSTANCE_TEMPLATE.read_text().replace("{spark_runs}", str(spark_runs)))
     port = free_port()
     log_path = home / "dagster-dev.log"
     dagster = Path(sys.executable).parent / "dagster"

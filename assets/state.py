@@ -1,0 +1,153 @@
+"""A query's live state — what an operator asks first: is it running, stopped (and why), failing,
+lagging? Worked out from run storage (the query's latest run, found by its tags), the consumer lag
+(`Engine.consumer_lag`) and the state fingerprint. The `query_status` sensor reports it every few
+seconds as the `live_status` check and an observation of the query asset; a check run after a
+materialization reports it too.
+"""
+
+import dataclasses
+from datetime import datetime, timezone
+
+import dagster as dg
+
+from assets.keys import MODE_TAG, STOP_TAG, query_key, query_runs, recorded_fingerprint
+from resources.platform import PlatformConfig
+from streamjoin.app.engine import Engine
+from streamjoin.app.project import Query
+from streamjoin.kafka.offsets import DataLossError
+
+RUNNING, QUEUED, STOPPING, STOPPED = "running", "queued", "stopping", "stopped"
+FAILING, LAGGING, UP_TO_DATE, NEVER_RUN = "failing", "lagging", "up to date", "never run"
+BROKEN, NEEDS_RESET, DATA_LOSS, NO_KAFKA = "broken", "needs reset", "data loss", "kafka unreachable"
+UNKNOWN = "unknown"  # the state could not be worked out (the reason says why)
+HEALTHY = (RUNNING, UP_TO_DATE)
+ERRORS = (FAILING, BROKEN, DATA_LOSS, NO_KAFKA)  # everything else is a warning
+
+IN_FLIGHT = (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
+             dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED)
+ENDED_AS = {dg.DagsterRunStatus.FAILURE: FAILING, dg.DagsterRunStatus.CANCELED: STOPPED}
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryState:
+    state: str
+    reason: str
+    consumer_lag: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.state in HEALTHY
+
+    @property
+    def severity(self) -> dg.AssetCheckSeverity:
+        return dg.AssetCheckSeverity.ERROR if self.state in ERRORS else dg.AssetCheckSeverity.WARN
+
+    @property
+    def line(self) -> str:
+        lag = "" if self.consumer_lag is None else f", lag {self.consumer_lag}"
+        return f"{self.state}{lag}: {self.reason}"
+
+    def metadata(self) -> dict:
+        entries = {"state": dg.MetadataValue.text(self.state),
+                   "reason": dg.MetadataValue.text(self.reason)}
+        if self.consumer_lag is not None:
+            entries["consumer_lag"] = dg.MetadataValue.int(self.consumer_lag)
+        return entries
+
+
+def incompatible_change(instance: dg.DagsterInstance, query: Query) -> str | None:
+    """Why the query must not run from its checkpoint, or None."""
+    recorded = recorded_fingerprint(instance, query)
+    current = query.state_fingerprint
+    if recorded is None or recorded == current:
+        return None
+    return (f"incompatible SQL change (state fingerprint {recorded} -> {current}); "
+            f"run reset_{query.name} and backfill instead of restarting")
+
+
+def _when(timestamp: float | None) -> str:
+    if not timestamp:
+        return ""
+    return " at " + datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def failure_message(instance: dg.DagsterInstance, run_id: str) -> str:
+    """The first line of the error that failed the run (its step's, else the run's)."""
+    for kind in (dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE):
+        for entry in instance.all_logs(run_id, of_type=kind):
+            event = entry.dagster_event
+            data = event.event_specific_data if event else None
+            error = getattr(data, "error", None)
+            text = error.message if error else (event.message if event else entry.message)
+            if text:
+                return text.strip().splitlines()[0]
+    return "the run failed"
+
+
+def _lag(engine: Engine, query: Query) -> tuple[int | None, QueryState | None]:
+    try:
+        return engine.consumer_lag(query), None
+    except DataLossError as error:
+        return None, QueryState(DATA_LOSS, str(error).splitlines()[0])
+    except ConnectionError as error:  # KafkaUnreachable: one line naming the servers
+        return None, QueryState(NO_KAFKA, str(error).splitlines()[0])
+
+
+def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
+                config: PlatformConfig, this_run: dg.DagsterRun | None = None,
+                restart_note: str = "") -> QueryState:
+    """`this_run`: the run a check evaluates in when that run ran the query (its step has
+    finished: it counts as the latest run, succeeded). `restart_note`: what the restart sensor
+    plans for a failing query."""
+    flagged = incompatible_change(instance, query)
+    if flagged:
+        return QueryState(NEEDS_RESET, flagged)
+    lag, problem = _lag(engine, query)
+    if problem:
+        return problem
+    if this_run is not None:
+        last, ended = this_run.with_status(dg.DagsterRunStatus.SUCCESS), None
+    else:
+        runs = query_runs(instance, query.name, limit=1)
+        last = runs[0] if runs else None
+        record = instance.get_run_record_by_id(last.run_id) if last else None
+        ended = record.end_time if record else None
+    if last is None:
+        how = f"repartition_{query.name} runs on its schedule" if query.is_repartition else \
+            f"start_{query.name} runs it continuously"
+        return QueryState(NEVER_RUN, f"never run: materialize it, or {how}", lag)
+    mode = last.tags.get(MODE_TAG) or query.mode  # a run not started yet has no MODE_TAG
+    stop = last.tags.get(STOP_TAG)
+    if last.status in IN_FLIGHT[:3]:
+        return QueryState(QUEUED, f"run {last.run_id[:8]} waits for a free run slot", lag)
+    if last.status == dg.DagsterRunStatus.CANCELING or (stop and last.status in IN_FLIGHT):
+        return QueryState(STOPPING, f"run {last.run_id[:8]} drains its batch and stops", lag)
+    if last.status == dg.DagsterRunStatus.STARTED:
+        if lag > config.max_consumer_lag:
+            return QueryState(LAGGING, f"run {last.run_id[:8]} ({mode}) is {lag} records behind "
+                                       f"(limit {config.max_consumer_lag})", lag)
+        return QueryState(RUNNING, f"run {last.run_id[:8]} ({mode})", lag)
+    if last.status in ENDED_AS:
+        state = ENDED_AS[last.status]
+        why = failure_message(instance, last.run_id) if state == FAILING else \
+            "its run was canceled from the UI"
+        return QueryState(state, f"{why} (run {last.run_id[:8]}{_when(ended)})"
+                                 f"{'; ' + restart_note if restart_note else ''}", lag)
+    if stop:
+        return QueryState(STOPPED, f"stopped on request ({stop}){_when(ended)}; start_{query.name} "
+                                   "resumes from there", lag)
+    if mode == "continuous":
+        return QueryState(STOPPED, f"its continuous run {last.run_id[:8]} ended{_when(ended)}; "
+                                   f"start_{query.name} starts it again", lag)
+    if lag > 0:
+        records = "record" if lag == 1 else "records"
+        return QueryState(LAGGING, f"{lag} new {records} since run {last.run_id[:8]}", lag)
+    return QueryState(UP_TO_DATE, f"caught up by run {last.run_id[:8]}{_when(ended)}", lag)
+
+
+def broken_state(error: Exception) -> QueryState:
+    return QueryState(BROKEN, str(error).splitlines()[0])
+
+
+def observation(query, state: QueryState) -> dg.AssetObservation:
+    return dg.AssetObservation(asset_key=query_key(query), metadata=state.metadata())

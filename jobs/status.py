@@ -1,0 +1,106 @@
+"""The `query_status` sensor: live state and consumer lag of every query, refreshed every
+`status_interval_s` seconds (on by default; it launches nothing).
+
+Each tick observes the source topics (data version = the sum of their end offsets, so new input
+marks the readers unsynced on the graph) and works out each query's state (`assets.state`). A
+query whose state, lag or latest materialization changed since the last tick gets an observation
+(state, reason, consumer_lag: the asset's plots chart the lag) and a `live_status` check
+evaluation, which the asset graph shows on the node (passed: running or caught up; warning:
+queued, stopping, stopped, lagging, never run, needs reset; failed: failing, broken, data loss,
+Kafka unreachable). A broken file shows its positioned error there. Ticks read run storage and
+Kafka metadata only (and, as the restart sensor does, mark a run whose worker process died as
+failed, so it shows as failing); the tick log has one line per query.
+"""
+
+import json
+
+import dagster as dg
+# Not exported by dagster: which materialization an evaluation judges. Without it the UI matches
+# a sensor's evaluation to a materialization by time, at the run storage's one-second resolution.
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData as Target)
+
+from assets.checks import LIVE
+from assets.factory import QueryAssets
+from assets.keys import query_key, topic_key
+from assets.state import (FAILING, UNKNOWN, QueryState, broken_state, observation,
+                          query_state)
+from jobs.sensors import restart_plan
+from resources import EngineResource
+from resources.platform import PlatformConfig
+from streamjoin.app.project import SqlProject
+
+DATA_VERSION_TAG = "dagster/data_version"
+
+
+def _check(key: dg.AssetKey, state: QueryState, latest) -> dg.AssetCheckEvaluation:
+    target = Target(storage_id=latest.storage_id, run_id=latest.run_id,
+                    timestamp=latest.timestamp) if latest else None
+    return dg.AssetCheckEvaluation(asset_key=key, check_name=LIVE, passed=state.passed,
+                                   severity=state.severity, description=state.line,
+                                   metadata=state.metadata(), target_materialization_data=target)
+
+
+def _latest(instance: dg.DagsterInstance, query):
+    records = instance.fetch_materializations(query_key(query), limit=1).records
+    return records[0] if records else None
+
+
+def _storage_id(record) -> int | None:
+    return record.storage_id if record else None
+
+
+def _source_events(engine: EngineResource, topics: tuple[str, ...], seen: dict) -> list:
+    events = []
+    for topic, described in engine.describe_topics(list(topics)).items():  # the existing ones
+        total = sum(described["end_offsets"].values())
+        if seen.get(topic) != total:
+            events.append(dg.AssetObservation(
+                asset_key=topic_key(topic), tags={DATA_VERSION_TAG: str(total)},
+                metadata={"end_offsets_total": dg.MetadataValue.int(total)}))
+        seen[topic] = total
+    return events
+
+
+def build_status_sensor(project: SqlProject, assets: QueryAssets,
+                        config: PlatformConfig) -> dg.SensorDefinition:
+    @dg.sensor(name="query_status", minimum_interval_seconds=config.status_interval_s,
+               default_status=dg.DefaultSensorStatus.RUNNING,
+               description="Live state and consumer lag of every query, and the source topics' "
+                           "end offsets, every few seconds (launches nothing).")
+    def status(context: dg.SensorEvaluationContext, engine: EngineResource):
+        client = engine.get_engine()  # Kafka metadata only; never Spark
+        cursor = json.loads(context.cursor) if context.cursor else {}
+        seen, reported = cursor.get("topics", {}), cursor.get("queries", {})
+        try:
+            events = _source_events(engine, assets.source_topics, seen)
+        except ConnectionError as error:  # the queries' states say it once each, below
+            events = []
+            context.log.warning(f"source topics not observed: {error}")
+        states = {}  # name -> (query, its latest materialization, state), read in that order
+        for query in project.queries:
+            latest = _latest(context.instance, query)
+            plan = restart_plan(context.instance, query, config)
+            note = plan if isinstance(plan, str) else "restart requested" if plan else ""
+            try:
+                state = query_state(context.instance, client, query, config, restart_note=note)
+            except Exception as error:  # noqa: BLE001 - one query's trouble must not hide the rest
+                state = QueryState(UNKNOWN, f"{type(error).__name__}: {error}".splitlines()[0])
+            states[query.name] = (query, latest, state)
+        for broken in project.broken:
+            states[broken.name] = (broken, None, broken_state(broken.error))
+        for name, (query, latest, state) in states.items():
+            log = context.log.warning if state.state == FAILING else context.log.info
+            log(f"{name}: {state.line}")
+            signature = [state.state, state.reason, state.consumer_lag,
+                         latest.storage_id if latest else None]
+            if reported.get(name) == signature:
+                continue
+            if _storage_id(_latest(context.instance, query)) != _storage_id(latest):
+                continue  # materialized during the tick: the state is stale, the next tick reports
+            events += [observation(query, state), _check(query_key(query), state, latest)]
+            reported[name] = signature
+        return dg.SensorResult(asset_events=events,
+                               cursor=json.dumps({"topics": seen, "queries": reported}))
+
+    return status

@@ -1,0 +1,128 @@
+"""Beyond local Spark: a join through the real path (session broker → Spark → topic, checked
+against the conformance case's expected output) on a Spark standalone cluster — a master and a
+worker started here on loopback — and through a Spark Connect server. Each test starts and stops
+its own Spark processes (in their own process groups) and runs `streamjoin run-cases` in a
+subprocess: a process holds one SparkContext, and this one may hold the session's local one."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from tests.paths import CONFORMANCE, REPO
+
+pytestmark = pytest.mark.integration
+SPARK_HOME = Path(pyspark.__file__).parent
+CASE = "ksqldb.stream_table.left"  # stateful: the join's state lives on the executors
+START_TIMEOUT_S = 90.0
+RUN_TIMEOUT_S = 300.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def spark_env(tmp_path: Path) -> dict[str, str]:
+    """Spark's scripts from the pyspark package; Python workers run this interpreter and import
+    this checkout (PYTHONPATH reaches the executors through the worker's environment)."""
+    return {**os.environ, "SPARK_HOME": str(SPARK_HOME), "PYSPARK_PYTHON": sys.executable,
+            "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(tmp_path / "logs"),
+            "SPARK_WORKER_DIR": str(tmp_path / "work"), "PYTHONPATH": str(REPO),
+            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}
+
+
+@contextmanager
+def started(args: list[str], env: dict, log: Path):
+    """A Spark process in its own process group, stopped (TERM, then KILL) on the way out."""
+    with open(log, "ab") as out:
+        process = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        yield process
+    finally:
+        for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(process.pid, sig)
+                process.wait(wait_s)
+                break
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                continue
+
+
+def wait_until(check, what: str, log: Path):
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            if result := check():
+                return result
+        except OSError:
+            pass
+        time.sleep(1)
+    pytest.fail(f"{what} not ready within {START_TIMEOUT_S:.0f} s; log:\n{log.read_text()[-3000:]}")
+
+
+def run_cases(env: dict, home: Path) -> str:
+    """`streamjoin run-cases` of CASE; its output (asserted to pass)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "streamjoin", "run-cases", str(CONFORMANCE / "ksqldb_joins.json"),
+         "--only", CASE, "--parallel", "1"],
+        env={**env, "STREAMJOIN_HOME": str(home)}, cwd=REPO, capture_output=True, text=True,
+        timeout=RUN_TIMEOUT_S)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and f"PASS {CASE}" in result.stdout, output[-4000:]
+    return result.stdout
+
+
+def master_state(webui: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{webui}/json/", timeout=5) as response:
+        return json.load(response)
+
+
+def test_join_on_a_standalone_cluster(kafka_bootstrap, tmp_path):
+    env = spark_env(tmp_path)
+    port, webui = free_port(), free_port()
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    master = [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+              "--port", str(port), "--webui-port", str(webui)]
+    worker = [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+              "--cores", "2", "--memory", "2g", "--webui-port", str(free_port()),
+              f"spark://127.0.0.1:{port}"]
+    with started(master, env, tmp_path / "master.log"), \
+            started(worker, env, tmp_path / "worker.log"):
+        wait_until(lambda: master_state(webui)["aliveworkers"] == 1, "the worker",
+                   tmp_path / "worker.log")
+        output = run_cases({**env, "STREAMJOIN_SPARK_MASTER": f"spark://127.0.0.1:{port}",
+                            "STREAMJOIN_KAFKA_BOOTSTRAP": kafka_bootstrap}, tmp_path / "home")
+        state = master_state(webui)
+    apps = [app["name"] for app in state["activeapps"] + state["completedapps"]]
+    assert "streamjoin-cases" in apps  # the join ran on the cluster's executors
+    print(output.strip().splitlines()[-1], f"on spark://127.0.0.1:{port}")
+
+
+def test_join_through_spark_connect(kafka_bootstrap, tmp_path):
+    env = spark_env(tmp_path)
+    port = free_port()
+    server = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]",
+              "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+              "--conf", f"spark.connect.grpc.binding.port={port}",
+              "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "spark-internal"]
+    log = tmp_path / "connect.log"
+    with started(server, env, log):
+        wait_until(lambda: "Spark Connect server started" in log.read_text(), "Spark Connect",
+                   log)
+        output = run_cases({**env, "STREAMJOIN_SPARK_REMOTE": f"sc://127.0.0.1:{port}",
+                            "STREAMJOIN_KAFKA_BOOTSTRAP": kafka_bootstrap}, tmp_path / "home")
+    # The server, not a local session, ran the streaming query.
+    assert "SparkConnectStreamingQueryCache: Adding new query" in log.read_text()
+    print(output.strip().splitlines()[-1], f"through sc://127.0.0.1:{port}")
