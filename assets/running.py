@@ -21,7 +21,6 @@ import dagster as dg
 from assets.keys import STOP_TAG, query_key, report_metadata
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import Query
-from streamjoin.runtime.report import RunReport
 
 POLL_S = 1.0  # how often the step looks for a stop request
 DRAIN_TIMEOUT_S = 120.0  # a batch still running after this long is interrupted
