@@ -68,6 +68,9 @@ class Flavour:
     # The format of a source key of several columns when none is declared (the default KAFKA
     # format holds one column; None: such a key must declare its format).
     multi_column_key_format: str | None = None
+    # DDL columns may read the record's headers: `HEADERS` (all of them, in order) and
+    # `HEADER('k')` (the bytes of the last header named k)
+    header_columns: bool = False
     # -- relations (standard SQL that not every flavour reads)
     derived_tables: bool = False  # a subquery in FROM / JOIN is a relation (`FROM (SELECT ...) t`)
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
@@ -122,6 +125,7 @@ class Ksqldb(Flavour):
     create_kind_must_match = True
     table_requires_primary_key = True
     format_property_covers_key = True
+    header_columns = True
     join_model = JoinModel.KEYED
     equi_join_conditions_only = True
     single_key_equality = True

@@ -11,8 +11,6 @@ FK_TOMBSTONE = ("Kafka Streams forwards a tombstone for a foreign-key left row w
                 "SET 'streamjoin.fk_redundant_tombstones'='true' forwards it as ksqlDB does")
 
 KNOWN_FAILURES: dict[str, str] = {
-    "qtt.headers.json::Sources with header columns can be joined":
-        "HEADER('k') / HEADERS columns are not supported: record headers do not reach the task runtime",
     "qtt.joins.json::stream stream left join with out of order and custom grace period::JSON":
         "late records: the ksqlDB docs (conformance late_record_discarded) discard them; Kafka Streams emits "
         "an unmatched late outer record at once",

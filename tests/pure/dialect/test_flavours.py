@@ -36,6 +36,7 @@ SWITCHES = {
     "table_requires_primary_key": (True, False, True, False),
     "format_property_covers_key": (True, False, False, False),
     "multi_column_key_format": (None, "JSON", None, None),
+    "header_columns": (True, False, False, False),
     "derived_tables": (False, True, False, False),
     "create_view": (False, True, False, False),
     "subquery_joins": (False, True, False, False),
