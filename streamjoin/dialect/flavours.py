@@ -96,6 +96,12 @@ class Flavour:
     zero_grace_by_default: bool = False  # a WITHIN without GRACE closes once stream time passes it
     eager_outer_without_grace: bool = False  # no GRACE: unmatched outer rows at once (option eager_outer)
     reemit_on_late_table_row: bool = False  # a late table row re-emits LEFT stream-table rows (option reemit_on_table_update)
+    # stream-stream late records as Kafka Streams treats them (option window_store_retention):
+    # each side's window store keeps records for before + after + grace by that side's own
+    # stream time, and a late record still joins what the other store holds (an unmatched outer
+    # one is emitted at once); off by default, as ksqlDB's documentation discards a record later
+    # than window end + grace (conformance ksqldb.stream_stream.late_record_discarded)
+    stream_join_store_retention: bool = False
     # -- clauses
     having_filters_groups: bool = True  # HAVING filters a GROUP BY's groups (else the clause is rejected)
     # -- expressions

@@ -57,6 +57,7 @@ SWITCHES = {
     "zero_grace_by_default": (False, False, True, False),
     "eager_outer_without_grace": (True, False, False, False),
     "reemit_on_late_table_row": (False, False, True, False),
+    "stream_join_store_retention": (False, False, False, False),
     "concat_skips_nulls": (True, False, False, False),
     "having_filters_groups": (True, True, False, True),
     "comparisons_need_matching_types": (True, False, False, False),
