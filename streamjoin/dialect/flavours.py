@@ -68,6 +68,9 @@ class Flavour:
     # The format of a source key of several columns when none is declared (the default KAFKA
     # format holds one column; None: such a key must declare its format).
     multi_column_key_format: str | None = None
+    # DDL columns may read the record's headers: `HEADERS` (all of them, in order) and
+    # `HEADER('k')` (the bytes of the last header named k)
+    header_columns: bool = False
     # -- relations (standard SQL that not every flavour reads)
     derived_tables: bool = False  # a subquery in FROM / JOIN is a relation (`FROM (SELECT ...) t`)
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
@@ -93,6 +96,12 @@ class Flavour:
     zero_grace_by_default: bool = False  # a WITHIN without GRACE closes once stream time passes it
     eager_outer_without_grace: bool = False  # no GRACE: unmatched outer rows at once (option eager_outer)
     reemit_on_late_table_row: bool = False  # a late table row re-emits LEFT stream-table rows (option reemit_on_table_update)
+    # stream-stream late records as Kafka Streams treats them (option window_store_retention):
+    # each side's window store keeps records for before + after + grace by that side's own
+    # stream time, and a late record still joins what the other store holds (an unmatched outer
+    # one is emitted at once); off by default, as ksqlDB's documentation discards a record later
+    # than window end + grace (conformance ksqldb.stream_stream.late_record_discarded)
+    stream_join_store_retention: bool = False
     # -- clauses
     having_filters_groups: bool = True  # HAVING filters a GROUP BY's groups (else the clause is rejected)
     # -- expressions
@@ -122,6 +131,7 @@ class Ksqldb(Flavour):
     create_kind_must_match = True
     table_requires_primary_key = True
     format_property_covers_key = True
+    header_columns = True
     join_model = JoinModel.KEYED
     equi_join_conditions_only = True
     single_key_equality = True

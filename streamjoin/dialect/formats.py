@@ -54,3 +54,19 @@ def event_time_problem(column: str, kind: SqlType, timestamp_format: str | None 
     if kind.is_timestamp or kind.name in ("BIGINT", "INT"):
         return None
     return f"timestamp column {column!r} must be TIMESTAMP or BIGINT (epoch milliseconds), not {kind}"
+
+
+HEADERS_TYPE = SqlType.parse("ARRAY<STRUCT<KEY STRING, VALUE BYTES>>")
+
+
+def header_problem(name: str, key: str | None, kind: SqlType) -> str | None:
+    """Why column `name` of type `kind` cannot hold header `key` (None: every header), or None.
+    One header is its BYTES; every header is ARRAY<STRUCT<KEY STRING, VALUE BYTES>> (field names
+    in any case)."""
+    if key is not None:
+        return None if kind.name == "BYTES" else f"{name} HEADER('{key}') holds the header's bytes: declare it BYTES, not {kind}"
+    struct = kind.elements[0] if kind.name == "ARRAY" else None
+    fields = [(n.upper(), t.name) for n, t in struct.fields] if struct is not None and struct.name == "STRUCT" else []
+    if fields != [("KEY", "STRING"), ("VALUE", "BYTES")]:
+        return f"{name} HEADERS holds every header: declare it {HEADERS_TYPE}, not {kind}"
+    return None

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from streamjoin.kafka.murmur2 import default_partition
+from streamjoin.runtime.contract import REPLAY_HEADER
 from streamjoin.serde.formats import SerdeSpec, encode_key, encode_value
 
-# Header the Kafka sink adds to every record: "<writer id>:<batch id>:<task>.<seq>". A replayed
-# micro-batch re-produces exactly the same ids, so a reader keeps the first copy of each id.
-REPLAY_HEADER = "streamjoin.id"
+# REPLAY_HEADER: the header the Kafka sink adds to every record, "<writer id>:<batch id>:<task>.<seq>".
+# A replayed micro-batch re-produces exactly the same ids, so a reader keeps the first copy of each id.
 
 Headers = Sequence[tuple[str, bytes | None]]
 
@@ -40,7 +40,8 @@ class ConsumedRecord:
     headers: Headers
 
     def header(self, name: str) -> bytes | None:
-        return next((value for key, value in self.headers if key == name), None)
+        """The last header called `name` (a writer that sets a header again appends it)."""
+        return next((value for key, value in reversed(self.headers) if key == name), None)
 
 
 def dedupe_replayed(records: Iterable[ConsumedRecord]) -> Iterator[ConsumedRecord]:

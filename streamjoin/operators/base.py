@@ -185,7 +185,9 @@ class InMemoryStore(KeyValueStore):
 @dataclass
 class JoinMetrics:
     """Records a join did not join, counted as ksqlDB/Kafka Streams count them (never silently
-    dropped): `late` (behind window + grace), `null_key`, `null_value`, `expired` (state TTL)."""
+    dropped): `late` (behind window + grace; with a stream-stream join's `store_retention`, not
+    kept by its side's window store, though still joined), `null_key`, `null_value`, `expired`
+    (state TTL)."""
 
     counts: Counter = field(default_factory=Counter)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Hashable
 
 from streamjoin.operators.base import (
+    BEGINNING_OF_TIME,
     Change,
     InMemoryStore,
     JoinProcessor,
@@ -71,12 +72,33 @@ class TimeBoundedJoin(JoinProcessor):
         """Its window closed before it arrived."""
         return self.close_at(record.side, record.ts) < self.clock()
 
+    # -- how long records stay, and when an unmatched one goes out: overridden by a subclass ------
+    def retained_from(self, side: Side) -> int:
+        """The oldest ts of `side` a probe may still match (expiry by timers removes the rest)."""
+        return BEGINNING_OF_TIME
+
+    def unmatched_now(self, side: Side, ts: int, cache: bool) -> bool:
+        """Whether an unmatched record of a preserved side is emitted null-padded at once (else
+        when its window closes): eagerly, or when it is not kept to wait for a match."""
+        return self.eager_outer or not cache
+
+    def schedule_expiry(self, side: Side, ts: int, entry_id: int, key: Hashable) -> None:
+        heapq.heappush(self.timers, (self.expire_at(side, ts), entry_id, _EXPIRE, side, key))
+
+    def expire_after_close(self, side: Side, ts: int, entry_id: int, key: Hashable, due: int) -> bool:
+        """At its window's close, whether a record stays stored (then its expiry is scheduled)."""
+        if self.expire_at(side, ts) > due:
+            self.schedule_expiry(side, ts, entry_id, key)
+            return True
+        return False
+
     # -- processing ------------------------------------------------------------------------------
     def probe(self, record: Record, cache: bool) -> list[Change]:
         """Join `record` with the stored other side; store it if `cache`."""
         side, key, ts, row = record.side, record.key, record.ts, record.value
         other_store = self.stores[1 - side]
-        low, high = ts - self.reaches[1 - side], ts + self.reaches[side]
+        low = max(ts - self.reaches[1 - side], self.retained_from(Side(1 - side)))
+        high = ts + self.reaches[side]
         out: list[Change] = []
         others = other_store.get(key)
         for entry in others or ():
@@ -88,19 +110,19 @@ class TimeBoundedJoin(JoinProcessor):
         if out:
             other_store.put(key, others)  # persist the matched flags
         preserved = self.preserved[side]
-        if not out and preserved and (self.eager_outer or not cache):
+        if not out and preserved and self.unmatched_now(side, ts, cache):
             out.append(padded(side, key, row, ts))
         if cache:
             entry_id = self.next_id
             self.next_id += 1
             store = self.stores[side]
             entries = store.get(key) or []
-            entries.append([ts, entry_id, row, bool(out)])
+            entries.append([ts, entry_id, row, bool(out)])  # matched, or already out padded
             store.put(key, entries)
-            if preserved and not self.eager_outer:
+            if preserved and not entries[-1][3]:
                 heapq.heappush(self.timers, (self.close_at(side, ts), entry_id, _CLOSE, side, key))
             else:
-                heapq.heappush(self.timers, (self.expire_at(side, ts), entry_id, _EXPIRE, side, key))
+                self.schedule_expiry(side, ts, entry_id, key)
         return out
 
     def fire_timers(self) -> list[Change]:
@@ -115,9 +137,7 @@ class TimeBoundedJoin(JoinProcessor):
             if phase == _CLOSE:
                 if not entry[3]:
                     out.append(padded(side, key, entry[2], entry[0]))
-                expire = self.expire_at(side, entry[0])
-                if expire > due:
-                    heapq.heappush(self.timers, (expire, entry_id, _EXPIRE, side, key))
+                if self.expire_after_close(side, entry[0], entry_id, key, due):
                     continue
             remaining = [e for e in entries if e[1] != entry_id]
             if remaining:
@@ -133,7 +153,8 @@ class StreamStreamJoinConfig:
 
     `grace` None: the legacy Kafka Streams default (24 h minus the window). `eager_outer`: emit an
     unmatched row at once (ksqlDB without GRACE PERIOD) instead of when its window closes
-    (ksqlDB with GRACE PERIOD, Lenses)."""
+    (ksqlDB with GRACE PERIOD, Lenses). `store_retention`: late records as Kafka Streams treats
+    them (see StreamStreamJoin) instead of as ksqlDB's documentation describes."""
 
     before: int
     after: int
@@ -141,6 +162,7 @@ class StreamStreamJoinConfig:
     grace: int | None = None
     eager_outer: bool = False
     residual: Residual | None = None
+    store_retention: bool = False
 
     @classmethod
     def within(cls, window: int, **options) -> "StreamStreamJoinConfig":
@@ -179,6 +201,26 @@ class StreamStreamJoin(TimeBoundedJoin):
         L F@60    -> [E,null]@40  stream time 60 >= 60 closes E
         R f@80    -> [F,null]@60
         R q@36 (stream time 80)   late: 36+15+5 < 80, dropped, metrics["late"] = 1
+
+    `store_retention` (Kafka Streams, what ksqlDB runs): each side keeps its records in a window
+    store of its own, by the largest ts that side has seen (its store time), for before + after +
+    grace; older records are not kept (counted `late`) and the store forgets them. The join
+    drops nothing: every record probes what the other side's store still holds. An unmatched
+    record of a preserved side whose window already ended (`ts + reach < stream time`) is emitted
+    null-padded at once; otherwise it waits for its close as above.
+
+    Timeline, LEFT JOIN WITHIN 1 minute GRACE PERIOD 1 minute (retention 3 min; in s; one key
+    each, k0..k3):
+
+        L A@0  k0                 left store time 0, stored, waits (closes at 120)
+        R a@60 k0 -> [A,a]@60     right store time 60
+        L B@330 k1                stream time and left store time 330, stored, waits
+        L C@90 k2 -> [C,null]@90  90 < 330 - 180: not stored (late); no match, window ended
+                                  (90 + 60 < 330): padded at once
+        R c@90 k2                 right store time 90, stored; C is not in the left store
+        L D@60 k3 -> [D,null]@60  as C
+        R d@60 k3                 stored; D is not in the left store (a RIGHT JOIN would emit
+                                  [null,d]@60 at once, and a later L D'@90 k3 would still join d)
     """
 
     def __init__(self, config: StreamStreamJoinConfig) -> None:
@@ -187,6 +229,9 @@ class StreamStreamJoin(TimeBoundedJoin):
                          close_lag=grace, retention_lag=grace, eager_outer=config.eager_outer)
         self.config = config
         self.time = StreamTime()
+        self.retention = config.before + config.after + grace  # store_retention: a side store keeps this long
+        self.store_times = [BEGINNING_OF_TIME, BEGINNING_OF_TIME]
+        self.expiring: tuple[list, list] = ([], [])  # store_retention: per side, (ts, entry id, key) heaps
 
     def clock(self) -> int:
         return self.time.now
@@ -199,6 +244,15 @@ class StreamStreamJoin(TimeBoundedJoin):
             self.metrics.count("null_value")
             return []
         self.time.observe(record.ts)
+        if self.config.store_retention:
+            side = record.side
+            self.store_times[side] = max(self.store_times[side], record.ts)
+            kept = record.ts >= self.retained_from(side)
+            if not kept:
+                self.metrics.count("late")
+            out = self.probe(record, cache=kept) + self.fire_timers()
+            self._forget(side)
+            return out
         if self.is_late(record):
             self.metrics.count("late")
             return []
@@ -207,3 +261,39 @@ class StreamStreamJoin(TimeBoundedJoin):
     def advance_to(self, ts: int) -> list[Change]:
         self.time.observe(ts)
         return self.fire_timers()
+
+    # -- store_retention: each side's store forgets by its own store time -----------------------
+    def retained_from(self, side: Side) -> int:
+        if not self.config.store_retention:
+            return BEGINNING_OF_TIME
+        return self.store_times[side] - self.retention
+
+    def unmatched_now(self, side: Side, ts: int, cache: bool) -> bool:
+        if not self.config.store_retention:
+            return super().unmatched_now(side, ts, cache)
+        return self.eager_outer or not cache or ts + self.reaches[side] < self.clock()
+
+    def schedule_expiry(self, side: Side, ts: int, entry_id: int, key: Hashable) -> None:
+        if not self.config.store_retention:
+            super().schedule_expiry(side, ts, entry_id, key)
+        else:
+            heapq.heappush(self.expiring[side], (ts, entry_id, key))
+
+    def expire_after_close(self, side: Side, ts: int, entry_id: int, key: Hashable, due: int) -> bool:
+        if not self.config.store_retention:
+            return super().expire_after_close(side, ts, entry_id, key, due)
+        self.schedule_expiry(side, ts, entry_id, key)  # its store decides, by its own time
+        return True
+
+    def _forget(self, side: Side) -> None:
+        """Remove what `side`'s store no longer keeps. A preserved record's window closed before
+        (its store time is at most stream time, and retention covers reach + grace), so an
+        unmatched one was emitted already."""
+        heap, oldest, store = self.expiring[side], self.retained_from(side), self.stores[side]
+        while heap and heap[0][0] < oldest:
+            _, entry_id, key = heapq.heappop(heap)
+            remaining = [e for e in store.get(key) if e[1] != entry_id]
+            if remaining:
+                store.put(key, remaining)
+            else:
+                store.delete(key)

@@ -48,6 +48,9 @@ class SourceDef:
     value_delimiter: str = ","  # DELIMITED values
     timestamp_format: str | None = None  # the `timestamp` column is text in this (Java) pattern
     window: SourceWindow | None = None
+    # Columns read from the record's headers, not its value: (column, header key), the key None
+    # for a column holding every header (ksqlDB HEADERS; HEADER('k') for one key).
+    header_columns: tuple[tuple[str, str | None], ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -16,7 +16,11 @@ from sqlglot import exp
 
 from streamjoin.dialect.durations import interval_millis
 from streamjoin.dialect.flavours import Flavour
-from streamjoin.dialect.formats import event_time_problem, format_problem
+from streamjoin.dialect.formats import (
+    event_time_problem,
+    format_problem,
+    header_problem,
+)
 from streamjoin.dialect.nodes import CreateRelation, SourceColumn
 from streamjoin.dialect.types import SqlType, TypeSyntaxError
 from streamjoin.plan import conditions as cond
@@ -127,12 +131,16 @@ def whole_partitions(ctx: Context, value, name: str, where: exp.Expr | None) -> 
 def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     name = relation_name(ctx, create.this)
     props = Properties.of(create)
-    columns, keys, virtual, proctime = _columns(ctx, create)
+    columns, keys, virtual, proctime, headers = _columns(ctx, create)
     if not columns:
         raise ctx.error("no-columns", f"{name} declares no columns: list them, e.g. CREATE STREAM {name} "
                         "(id STRING KEY, v INT) WITH (...)", create.this)
     for key in create.args.get("primary_key") or []:
         keys[_declared(ctx, columns, fold(ctx, key), key)] = key
+    for header_column, _ in headers:
+        if header_column in keys:
+            raise ctx.error("header-column", f"{header_column} is read from the record headers, so it cannot also be "
+                            "a key column: declare the key in a column of its own", keys[header_column])
     timestamp_format = props.get("timestamp_format")
     timestamp, delay = _event_time(ctx, create, columns, props, timestamp_format)
     kind = create.args["kind"].lower()
@@ -142,7 +150,9 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
         raise ctx.error("table-primary-key", f"table {name} has no PRIMARY KEY: mark its key column, e.g. "
                         "`id STRING PRIMARY KEY` (or declare a STREAM)", create.this)
     key_columns = [(k, columns[k]) for k in keys]
-    value_columns = [(c, t) for c, t in columns.items() if c not in keys and not t.proctime and c not in virtual]
+    from_headers = {c for c, _ in headers}
+    value_columns = [(c, t) for c, t in columns.items()
+                     if c not in keys and not t.proctime and c not in virtual and c not in from_headers]
     key_format = props.format(ctx, "key", key_columns, list(keys.values())[-1] if keys else create.this)
     value_format = props.format(ctx, "value", value_columns, create.this)
     try:
@@ -150,23 +160,22 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
                          tuple(keys), columns, key_format, value_format, timestamp, proctime, delay, tuple(virtual),
                          wrap_single_value=props.flag("wrap_single_value", True),
                          value_delimiter=props.get("value_delimiter") or ",",
-                         timestamp_format=timestamp_format, window=props.window(ctx, create.this))
+                         timestamp_format=timestamp_format, window=props.window(ctx, create.this),
+                         header_columns=tuple(headers))
     except ValueError as error:
         raise ctx.error("source-definition", str(error), create.this) from None
 
 
 def _columns(ctx: Context, create: CreateRelation):
-    """(name -> type, key name -> its node, virtual column names, PROCTIME column) of the column list."""
+    """(name -> type, key name -> its node, virtual column names, PROCTIME column, header columns
+    as (name, header key or None for all)) of the column list."""
     columns: dict[str, SqlType] = {}
     keys: dict[str, exp.Expr] = {}
-    virtual, proctime = [], None
+    virtual, proctime, headers = [], None, []
     for column in create.args.get("columns") or []:
         cname = fold(ctx, column.this)
         if any(c.lower() == cname.lower() for c in columns):
             raise ctx.error("duplicate-column", f"column {cname!r} is declared twice: rename or remove one", column)
-        if column.args.get("header") is not None:
-            raise ctx.error("header-column", f"{cname}: columns read from record headers (HEADERS, HEADER('k')) are "
-                            "not supported yet", column)
         computed = column.args.get("computed")
         if computed is not None:
             if not (isinstance(computed, exp.Anonymous) and computed.name.upper() == "PROCTIME"):
@@ -178,12 +187,36 @@ def _columns(ctx: Context, create: CreateRelation):
             columns[cname] = SqlType.parse(column.args["type_text"].name)
         except TypeSyntaxError as error:
             raise ctx.error("column-type", str(error), column) from None
+        if column.args.get("header") is not None:
+            headers.append((cname, _header_key(ctx, column, cname, columns[cname], headers)))
         if column.args.get("key"):
             keys[cname] = column
         if column.args.get("metadata") or column.args.get("virtual"):
             _check_metadata(ctx, column, columns[cname])
             virtual.append(cname)
-    return columns, keys, virtual, proctime
+    return columns, keys, virtual, proctime, headers
+
+
+def _header_key(ctx: Context, column: SourceColumn, cname: str, kind: SqlType, earlier: list) -> str | None:
+    """The header key a `HEADER('k')` column reads (None: `HEADERS`, every header), checked: the
+    flavour reads headers, the type holds what a header is, no header is read twice, no key."""
+    header = column.args["header"]
+    key = None if isinstance(header, exp.Star) else header.name
+    written = "HEADERS" if key is None else f"HEADER('{key}')"
+    if not ctx.flavour.header_columns:
+        raise ctx.error("header-column", f"{cname}: the {ctx.flavour.name} flavour does not read record headers "
+                        f"into columns ({written})", column)
+    if column.args.get("key"):
+        raise ctx.error("header-column", f"{cname} is read from the record headers, so it cannot also be a key "
+                        "column: declare the key in a column of its own", column)
+    problem = header_problem(cname, key, kind)
+    if problem:
+        raise ctx.error("header-column", problem, column)
+    for other, other_key in earlier:
+        if other_key == key:
+            raise ctx.error("header-column", f"{cname} reads {written}, which {other} already reads: one column per "
+                            "header", column)
+    return key
 
 
 def _check_metadata(ctx: Context, column: SourceColumn, kind: SqlType) -> None:

@@ -134,6 +134,7 @@ def _semantics(node: n.Join):
     and the `SET 'streamjoin.<option>'` overrides use."""
     if isinstance(node, n.StreamStreamJoin):
         yield "eager_outer", node.eager_outer
+        yield "window_store_retention", node.store_retention
     if isinstance(node, n.StreamTableJoin):
         yield "reemit_on_table_update", node.reemit_on_late_table_row
         yield "snapshot_table_at_start", node.static_snapshot

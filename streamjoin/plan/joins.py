@@ -90,7 +90,8 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
             window = replace(window, grace_ms=0)
         eager = flavour.eager_outer_without_grace and clause.within.grace_ms is None
         return finish(ctx, left, right, n.StreamStreamJoin, jt, split, written, key=lkeys, key_names=key_names,
-                      naming=naming, window=window, eager_outer=ctx.option("eager_outer", eager))
+                      naming=naming, window=window, eager_outer=ctx.option("eager_outer", eager),
+                      store_retention=ctx.option("window_store_retention", flavour.stream_join_store_retention))
     if clause.within is not None:
         raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input", clause.ast)
     if lk == "stream":  # stream-table

@@ -116,10 +116,13 @@ class Join(PlanNode):
 @dataclass(frozen=True, eq=False)
 class StreamStreamJoin(Join):
     """Windowed join of two streams (ksqlDB/Lenses WITHIN [GRACE PERIOD]). eager_outer: an
-    unmatched outer row is emitted at once, not when its window closes (ksqlDB without GRACE)."""
+    unmatched outer row is emitted at once, not when its window closes (ksqlDB without GRACE).
+    store_retention: late records as Kafka Streams treats them (each side's window store keeps
+    records by its own stream time; nothing is dropped), not as ksqlDB's documentation says."""
 
     window: JoinWindow | None = None
     eager_outer: bool = False
+    store_retention: bool = False
 
 
 @dataclass(frozen=True, eq=False)

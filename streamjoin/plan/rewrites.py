@@ -82,6 +82,7 @@ def _repartition_query(node: P.Repartition, topic: str) -> P.Sink:
 
 def _read_back(node: P.Repartition, internal: P.Sink) -> P.Source:
     original: P.Source = node.child
+    # The internal topic's value holds every column, header columns included (as read upstream).
     definition = replace(original.source, name=internal.name, topic=internal.topic, partitions=internal.partitions,
-                         key_columns=(), key_format="NONE", timestamp=None)
+                         key_columns=(), key_format="NONE", timestamp=None, header_columns=())
     return P.Source("stream", node.key, original.alias, definition, original.window, original.columns)

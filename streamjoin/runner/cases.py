@@ -6,6 +6,7 @@ does not assert the key, while `has_key and key is None` asserts a null key.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass, field
@@ -31,13 +32,34 @@ class InputRecord:
     def window_bounds(self) -> tuple[int, int] | None:
         return (self.window["start"], self.window["end"]) if self.window else None
 
+    @property
+    def header_pairs(self) -> tuple[tuple[str, bytes | None], ...]:
+        """The record's headers as produced: (key, bytes), in order."""
+        return header_pairs(self.headers)
+
     @classmethod
     def from_json(cls, data: dict) -> "InputRecord":
         if "source" not in data and "topic" not in data:
             raise ValueError("an input needs 'source' or 'topic'")
         headers = data.get("headers")
+        header_pairs(headers)  # checked now: a bad one names the case, not a failed run
         return cls(data.get("source"), data.get("topic"), data.get("ts"), data.get("key"), data.get("value"),
                    tuple(headers) if headers is not None else None, data.get("window"))
+
+
+def header_pairs(headers: Iterable[dict] | None) -> tuple[tuple[str, bytes | None], ...]:
+    """`[{key, value}]` with base64 values (null: a header without a value) as (key, bytes)."""
+    pairs = []
+    for i, header in enumerate(headers or ()):
+        if not isinstance(header, dict) or not isinstance(header.get("key"), str):
+            # a malformed case, reported as every case problem is
+            raise ValueError(f"header {i}: expected {{key, value (base64)}}, got {header!r}")  # noqa: TRY004
+        value = header.get("value")
+        try:
+            pairs.append((header["key"], None if value is None else base64.b64decode(value, validate=True)))
+        except (ValueError, TypeError):
+            raise ValueError(f"header {header['key']!r}: value {value!r} is not base64") from None
+    return tuple(pairs)
 
 
 @dataclass(frozen=True)
@@ -55,9 +77,14 @@ class ExpectedRecord:
     has_topic: bool = False
     has_headers: bool = False
 
+    @property
+    def header_pairs(self) -> tuple[tuple[str, bytes | None], ...]:
+        return header_pairs(self.headers)
+
     @classmethod
     def from_json(cls, data: dict) -> "ExpectedRecord":
         headers = data.get("headers")
+        header_pairs(headers)
         return cls(data.get("value"), data.get("ts"), data.get("key"), data.get("topic"),
                    tuple(headers) if headers is not None else None, data.get("window"),
                    "ts" in data, "key" in data, "topic" in data, "headers" in data)
@@ -112,13 +139,17 @@ class Case:
             raise ValueError(f"case {data.get('id', '?')}: missing field(s) {', '.join(missing)}")
         error = data.get("expect_error")
         setup = data.get("setup") or ()
+        try:
+            inputs = tuple(InputRecord.from_json(r) for r in data.get("inputs") or ())
+            expected = tuple(ExpectedRecord.from_json(r) for r in data.get("expected") or ())
+        except ValueError as bad:
+            raise ValueError(f"case {data['id']}: {bad}") from None
         return cls(
             id=data["id"], dialect=data["dialect"], sql=data["sql"], section=data.get("section", ""),
             sources=tuple(data.get("sources") or ()), ddl=tuple(data.get("ddl") or ()),
             setup=(setup,) if isinstance(setup, str) else tuple(setup),
             settings=dict(data.get("settings") or {}),
-            inputs=tuple(InputRecord.from_json(r) for r in data.get("inputs") or ()),
-            expected=tuple(ExpectedRecord.from_json(r) for r in data.get("expected") or ()),
+            inputs=inputs, expected=expected,
             compare=data.get("compare", "ordered"),
             expect_error=None if error is None else ExpectError(tuple(error.get("contains") or ()),
                                                                   error.get("stage", "statement"),

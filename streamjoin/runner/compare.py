@@ -1,9 +1,10 @@
 """Compare a query's output records with a case's `expected`, as the conformance format defines:
-column names case-insensitive, numbers by numeric value, `ts`/`key` compared only when the
-expected record has them, `ordered` or `multiset`, and never an extra record."""
+column names case-insensitive, numbers by numeric value, `ts`/`key`/`headers` compared only when
+the expected record has them (headers in order, the engine's replay header left out), `ordered` or `multiset`, and never an extra record."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -25,16 +26,24 @@ class OutputRecord:
     key: Any
     value: Any  # a dict, a primitive, or None for a tombstone
     window: tuple[int, int] | None = None  # a windowed key's (start, end)
+    headers: tuple[tuple[str, bytes | None], ...] = ()  # but the engine's replay header
 
     def describe(self) -> str:
         window = f" window={list(self.window)}" if self.window else ""
-        return _describe(self.ts, self.key, self.value) + window
+        headers = f" headers={_headers(self.headers)}" if self.headers else ""
+        return _describe(self.ts, self.key, self.value) + window + headers
 
 
 def describe_expected(expected: ExpectedRecord) -> str:
     window = f" window={[expected.window['start'], expected.window['end']]}" if expected.window else ""
+    headers = f" headers={_headers(expected.header_pairs)}" if expected.has_headers else ""
     return _describe(expected.ts if expected.has_ts else _ABSENT, expected.key if expected.has_key else _ABSENT,
-                     expected.value) + window
+                     expected.value) + window + headers
+
+
+def _headers(pairs) -> str:
+    """Headers as the case format writes them: values in base64."""
+    return json.dumps([{"key": k, "value": None if v is None else base64.b64encode(v).decode()} for k, v in pairs])
 
 
 _ABSENT = object()
@@ -72,6 +81,8 @@ def matches(expected: ExpectedRecord, actual: OutputRecord) -> bool:
     if expected.has_key and normalize(expected.key) != normalize(actual.key):
         return False
     if expected.window is not None and (expected.window["start"], expected.window["end"]) != actual.window:
+        return False
+    if expected.has_headers and expected.header_pairs != actual.headers:
         return False
     return normalize(expected.value) == normalize(actual.value)
 

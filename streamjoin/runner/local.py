@@ -37,8 +37,8 @@ def local_records(case: Case, planned: PlannedCase) -> dict[str, list[ConsumedRe
     each over everything its upstream wrote."""
     topics: dict[str, list[ConsumedRecord]] = defaultdict(list)
     for i, record in enumerate(case.inputs):
-        p = place(*planned.input_target(record), sequence=i, window=record.window_bounds)
-        _append(topics, p.topic, p.partition, p.record.key, p.record.value, p.record.timestamp_ms)
+        p = place(*planned.input_target(record), sequence=i, headers=record.header_pairs, window=record.window_bounds)
+        _append(topics, p.topic, p.partition, p.record.key, p.record.value, p.record.timestamp_ms, p.record.headers)
     flush = bool(case.settings.get("flush_at_end"))
     for query in planned.queries:
         runtimes = {}
@@ -47,7 +47,8 @@ def local_records(case: Case, planned: PlannedCase) -> dict[str, list[ConsumedRe
         for r in arrivals:
             for task in every_task if r.topic in query.broadcast_topics else (r.partition,):
                 runtime = runtimes.setdefault(task, query.factory(task))
-                outputs = runtime.process(InputRow(r.topic, r.partition, r.offset, r.timestamp_ms, r.key, r.value))
+                outputs = runtime.process(InputRow(r.topic, r.partition, r.offset, r.timestamp_ms, r.key, r.value,
+                                                   tuple(r.headers)))
                 _emit(topics, outputs, planned.topic_partitions)
         if flush:
             for runtime in runtimes.values():
@@ -60,11 +61,11 @@ def _emit(topics, outputs, partitions: dict[str, int]) -> None:
 
     for e in (o for o in outputs if isinstance(o, Emitted)):  # rejections: the Spark path dead-letters them
         partition = choose_partition(e.key, partitions[e.topic], len(topics[e.topic]))
-        _append(topics, e.topic, partition, e.key, e.value, e.ts)
+        _append(topics, e.topic, partition, e.key, e.value, e.ts, e.headers)
 
 
-def _append(topics, topic: str, partition: int, key, value, ts: int) -> None:
+def _append(topics, topic: str, partition: int, key, value, ts: int, headers=()) -> None:
     # timestamp_type carries the global arrival sequence, so a query replays arrival order.
     sequence = sum(len(v) for v in topics.values())
     offset = sum(1 for r in topics[topic] if r.partition == partition)
-    topics[topic].append(ConsumedRecord(topic, partition, offset, key, value, ts, sequence, ()))
+    topics[topic].append(ConsumedRecord(topic, partition, offset, key, value, ts, sequence, tuple(headers)))

@@ -123,7 +123,8 @@ class CaseRunner(Runner):
     def outputs(self, case: Case, planned: PlannedCase, prefix: str) -> dict[str, list[ConsumedRecord]]:
         work = self.work_dir / prefix.rstrip(".")
         admin.create_topics(self.bootstrap, planned.topic_partitions, settings=self.settings)
-        placed = [place(*planned.input_target(record), sequence=i, window=record.window_bounds) for i, record in enumerate(case.inputs)]
+        placed = [place(*planned.input_target(record), sequence=i, headers=record.header_pairs,
+                        window=record.window_bounds) for i, record in enumerate(case.inputs)]
         arrivals = [Arrival(i, p.partition, (p.topic, p.partition), p.record.timestamp_ms)
                     for i, p in enumerate(placed)]
         segments = arrival_segments(arrivals) or [[]]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from streamjoin.serde.formats import SerdeSpec, decode
 from streamjoin.kafka.murmur2 import default_partition
 from streamjoin.kafka.records import ConsumedRecord, dedupe_replayed
 from streamjoin.runner.compare import OutputRecord
+from streamjoin.runtime.contract import without_replay_header
 
 
 def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[OutputRecord]:
@@ -22,22 +24,29 @@ def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[Outpu
         key = None if parts is None else (parts[0] if len(parts) == 1 else
                                           dict(zip((n for n, _ in serde.key_columns), parts)))
         out.append(OutputRecord(r.topic, r.partition, r.offset, r.timestamp_ms, key, _plain(decoded.value, serde),
-                                window))
+                                window, without_replay_header(tuple(r.headers))))
     return out
 
 
 def _plain(value: dict | None, serde: SerdeSpec) -> Any:
     if value is None:
         return None
-    plain = {k: _timestamp_text(v) for k, v in value.items()}
+    plain = {k: _as_text(v) for k, v in value.items()}
     unwrapped = not serde.wrap_single_value and len(serde.payload_columns) == 1
     return next(iter(plain.values())) if unwrapped else plain  # a bare single value, as written
 
 
-def _timestamp_text(v: Any) -> Any:
-    """Timestamps compare in the cases' text form 'YYYY-MM-DD HH:MM:SS.fff' (UTC)."""
+def _as_text(v: Any) -> Any:
+    """Values compare in the cases' text forms: timestamps as 'YYYY-MM-DD HH:MM:SS.fff' (UTC),
+    BYTES in base64 (as JSON carries them), also inside arrays, maps and structs."""
     if hasattr(v, "strftime") and hasattr(v, "microsecond"):
         return v.strftime("%Y-%m-%d %H:%M:%S.") + f"{v.microsecond // 1000:03d}"
+    if isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(bytes(v)).decode("ascii")
+    if isinstance(v, dict):
+        return {k: _as_text(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_as_text(x) for x in v]
     return v
 
 

@@ -213,7 +213,8 @@ def _residual(predicate: exp.Expression | None, scope: Scope):
 
 def source_serde(source: SourceDef) -> SerdeSpec:
     """The wire layout of a source's records: key columns in the record key (unless the source
-    carries them in the value), the other columns in the value; PROCTIME columns in neither."""
+    carries them in the value), the other columns in the value; PROCTIME columns in neither;
+    header columns in the record headers."""
     wire_keys = () if source.key_in_value else source.key_columns
     key = tuple((name, source.columns[name]) for name in wire_keys)
     value = tuple((name, t) for name, t in source.columns.items()
@@ -223,7 +224,8 @@ def source_serde(source: SourceDef) -> SerdeSpec:
                      wrap_single_value=source.wrap_single_value, delimiter=source.value_delimiter,
                      timestamp_format=source.timestamp_format,
                      window=source.window and window_kind(source.window.kind),
-                     window_size_ms=source.window and source.window.size_ms)
+                     window_size_ms=source.window and source.window.size_ms,
+                     header_columns=source.header_columns)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:

@@ -10,6 +10,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
+# The header every record the engine writes carries (see streamjoin.kafka.records): it names one
+# write of one result, so it is never passed on to the results of a record that carries it.
+REPLAY_HEADER = "streamjoin.id"
+
+Headers = tuple[tuple[str, bytes | None], ...]
+
 
 class InputRow(NamedTuple):
     """One Kafka record as a task receives it (a tuple: a batch builds hundreds of thousands)."""
@@ -20,6 +26,13 @@ class InputRow(NamedTuple):
     ts: int
     key: bytes | None
     value: bytes | None
+    headers: Headers = ()  # in record order; a key may repeat
+
+
+def without_replay_header(headers: Headers) -> Headers:
+    """`headers` but the engine's replay header: what a record's results carry (Kafka Streams
+    forwards a record's headers; each write sets its own replay header anew)."""
+    return tuple(h for h in headers if h[0] != REPLAY_HEADER) if headers else ()
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,7 @@ class Emitted:
     key: bytes | None
     value: bytes | None
     ts: int
+    headers: Headers = ()  # those of the input record whose processing emitted it
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=N
         w = node.window
         return StreamStreamJoin(StreamStreamJoinConfig(
             before=w.before_ms, after=w.after_ms, join_type=join_type, grace=w.grace_ms,
-            eager_outer=node.eager_outer, residual=residual))
+            eager_outer=node.eager_outer, residual=residual, store_retention=node.store_retention))
     if isinstance(node, P.StreamTableJoin):
         return StreamTableJoin(StreamTableJoinConfig(
             join_type=join_type, residual=residual,

@@ -17,7 +17,7 @@ from typing import Any, Callable, Hashable
 from streamjoin.expr.compile import ROWTIME_FIELD
 from streamjoin.expr.core import ExpressionError
 from streamjoin.operators.base import RowKind, Side
-from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, TaskRuntime
+from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, TaskRuntime, without_replay_header
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
 from streamjoin.serde.formats import (
     DecodeError,
@@ -90,7 +90,7 @@ class PipelineRuntime(TaskRuntime):
         where = f"{row.topic}[{row.partition}]@{row.offset}"
         started = perf_counter()
         try:
-            record = decode(serde, row.key, row.value, row.ts)
+            record = decode(serde, row.key, row.value, row.ts, row.headers)
         except DecodeError as error:
             # Only the owning task sends a broadcast row to the dead letters.
             return [Rejected(f"{where}: {error}")] if owned else []
@@ -100,6 +100,7 @@ class PipelineRuntime(TaskRuntime):
         self.metrics["input_records"] += owned
         self.stream_time = record.ts if self.stream_time is None else max(self.stream_time, record.ts)
         out: list[Output] = []
+        headers = without_replay_header(row.headers)
         for entry in entries:
             if not owned and not entry.broadcast:
                 continue  # another task's row of a topic also read whole (an FK join of a table to itself)
@@ -116,7 +117,7 @@ class PipelineRuntime(TaskRuntime):
             finally:
                 pushed = perf_counter()
                 self.seconds["operators"] += pushed - started
-            out.extend(self._emit(reached))
+            out.extend(self._emit(reached, headers))
             self.seconds["encode"] += perf_counter() - pushed
         return out
 
@@ -158,15 +159,16 @@ class PipelineRuntime(TaskRuntime):
             row["WINDOWSTART"], row["WINDOWEND"] = record.key[-2:]
         return Event(RowKind.INSERT, key, {entry.alias: row}, record.ts)
 
-    def _emit(self, events: list[Event]) -> list[Output]:
+    def _emit(self, events: list[Event], headers=()) -> list[Output]:
         """Each result encoded on its own: one that cannot be projected or encoded becomes a
-        dead letter and the others still go out."""
+        dead letter and the others still go out. Each carries `headers`, those of the record
+        whose processing emitted it (Kafka Streams forwards them; none at the end of input)."""
         out: list[Output] = []
         for event in events:
             if event.kind is RowKind.UPDATE_BEFORE and not self.sink.emit_retractions:
                 continue
             try:
-                encoded = self._encode(event)
+                encoded = self._encode(event, headers)
                 out.append(encoded)
                 self.metrics["output_records"] += isinstance(encoded, Emitted)
             except DATA_ERRORS as error:
@@ -174,7 +176,7 @@ class PipelineRuntime(TaskRuntime):
                 out.append(Rejected(f"output to {self.sink.topic}: {describe(error)}"))
         return out
 
-    def _encode(self, event: Event) -> Output:
+    def _encode(self, event: Event, headers) -> Output:
         sink = self.sink
         key = sink.key(event.env) if sink.key and event.env is not None else event.key
         if event.env is None or (event.kind is RowKind.DELETE and not sink.emit_retractions):
@@ -183,10 +185,10 @@ class PipelineRuntime(TaskRuntime):
                 self.metrics["unkeyed_retractions"] += 1
                 return Rejected(f"output to {sink.topic}: a deletion of a result row without a key cannot be "
                                 "written to an upsert topic (the result has no upsert key)")
-            return Emitted(sink.topic, key_bytes, None, event.ts)
+            return Emitted(sink.topic, key_bytes, None, event.ts, headers)
         value = {name: expr(event.env) for name, expr in sink.columns}
         ts = event.ts if sink.timestamp_column is None else _millis(value[sink.timestamp_column])
-        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts)
+        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers)
 
 
 def _millis(value: Any) -> int:

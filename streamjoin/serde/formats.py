@@ -10,8 +10,10 @@ empty field = NULL) and KAFKA (one primitive column). A null value (no bytes) is
 table and a null-value record on a stream: it decodes to `value=None`, never an error.
 
 Columns that are not read from the payload: `... PROCTIME` columns (the engine computes them on
-arrival; they are absent from the decoded value) and `record_ts_columns` (Flink
-`METADATA FROM 'timestamp' VIRTUAL`: filled from the record timestamp).
+arrival; they are absent from the decoded value), `record_ts_columns` (Flink
+`METADATA FROM 'timestamp' VIRTUAL`: filled from the record timestamp) and `header_columns`
+(ksqlDB `HEADERS`: every header as a {KEY, VALUE} struct, in record order, never NULL;
+`HEADER('k')`: the bytes of the last header named k, NULL when there is none).
 Value types: see `streamjoin.serde.values`; docs/formats.md has the full table.
 """
 
@@ -25,11 +27,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from streamjoin.serde import windowed
 from streamjoin.serde.codecs import Columns, delimited_codec, kafka_codec, load_json
+from streamjoin.serde.headers import Headers, header_value, struct_names
 from streamjoin.serde.java_time import parse_millis
 from streamjoin.serde.windowed import WINDOW_KINDS
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
 from streamjoin.serde.values import DecodeError, EncodeError, json_reader, json_writer, struct_reader, struct_writer
-from streamjoin.dialect.formats import FormatError, event_time_problem, format_problem
+from streamjoin.dialect.formats import FormatError, event_time_problem, format_problem, header_problem
 from streamjoin.dialect.types import SqlType, parse_type
 
 __all__ = ["SerdeSpec", "DecodedRecord", "DecodeError", "EncodeError", "decode", "encode_key", "encode_value"]
@@ -59,6 +62,8 @@ class SerdeSpec:
     # window's start and end; window_size_ms gives a TIME window's end.
     window: str | None = None
     window_size_ms: int | None = None
+    # (value column, header key or None for every header): filled from the record's headers
+    header_columns: tuple[tuple[str, str | None], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_format", self.key_format.upper())
@@ -66,6 +71,12 @@ class SerdeSpec:
         object.__setattr__(self, "delimiter", _DELIMITER_NAMES.get(self.delimiter.upper(), self.delimiter))
         if self.window is not None and self.window not in WINDOW_KINDS:
             raise ValueError(f"unknown window kind {self.window!r}; supported: {', '.join(WINDOW_KINDS)}")
+        value_types = dict(self.value_columns)
+        for name, key in self.header_columns:
+            problem = f"header column {name!r} is not a value column" if name not in value_types else \
+                header_problem(name, key, value_types[name])
+            if problem:
+                raise ValueError(problem)
         if len(self.delimiter) != 1:
             raise ValueError(f"a DELIMITED delimiter is one character (or SPACE, TAB), not {self.delimiter!r}")
         for side, fmt, columns in (("key", self.key_format, self.key_columns),
@@ -103,8 +114,10 @@ class SerdeSpec:
 
     @cached_property
     def payload_columns(self) -> Columns:
-        """The value columns that are in the record bytes (not PROCTIME, not from the record ts)."""
-        return tuple((n, t) for n, t in self.value_columns if not t.proctime and n not in self.record_ts_columns)
+        """The value columns that are in the record bytes (not PROCTIME, not from the record ts or
+        its headers)."""
+        elsewhere = set(self.record_ts_columns) | {n for n, _ in self.header_columns}
+        return tuple((n, t) for n, t in self.value_columns if not t.proctime and n not in elsewhere)
 
     @property
     def decoded_columns(self) -> Columns:
@@ -144,11 +157,15 @@ class _Codec:
         self.read_value, self.write_value = self._side(
             spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
         self.write_row = self._row_writer(spec)
-        # Columns filled from the record timestamp, and whether any value column is not read
-        # from the payload (else the payload dict is the value as is).
-        # (name, None | True | False): read from the payload | record ts as TIMESTAMP | as millis.
-        self.value_fill = [(n, t.is_timestamp if n in spec.record_ts_columns else None)
-                           for n, t in spec.value_columns if not t.proctime]
+        # Where each value column comes from, and whether any is not read from the payload (else
+        # the payload dict is the value as is): (name, source), source one of _PAYLOAD,
+        # _TS_TIMESTAMP, _TS_MILLIS, or (_HEADER, key, struct field names) with key None (and
+        # the HEADERS struct's field names) for every header.
+        headers = dict(spec.header_columns)
+        self.value_fill = [(n, (_HEADER, headers[n], struct_names(t) if headers[n] is None else None)
+                            if n in headers else
+                            (_TS_TIMESTAMP if t.is_timestamp else _TS_MILLIS) if n in spec.record_ts_columns
+                            else _PAYLOAD) for n, t in spec.value_columns if not t.proctime]
         self.payload_is_value = len(spec.payload_columns) == len(self.value_fill)
         self.key_reads = bool(spec.key_columns) and spec.key_format != "NONE"
         self.ts_in_key = spec.timestamp_column is not None and spec.timestamp_column in key_names
@@ -199,6 +216,9 @@ class _Codec:
         return read, write
 
 
+_PAYLOAD, _TS_TIMESTAMP, _TS_MILLIS, _HEADER = "payload", "ts_timestamp", "ts_millis", "header"
+
+
 def _codec(spec: SerdeSpec) -> _Codec:
     # Kept on the spec itself: hashing a spec for a cache lookup costs more than decoding a field.
     codec = spec.__dict__.get("_codec")
@@ -210,15 +230,18 @@ def _codec(spec: SerdeSpec) -> _Codec:
 
 # ---- public API ---------------------------------------------------------------------------------
 
-def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int) -> DecodedRecord:
-    """Decode one Kafka record; raise DecodeError(reason) when it does not fit `spec`."""
+def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int,
+           headers: Headers = ()) -> DecodedRecord:
+    """Decode one Kafka record (with its headers, in record order); raise DecodeError(reason)
+    when it does not fit `spec`."""
     try:
-        return _decode(spec, key_bytes, value_bytes, record_ts)
+        return _decode(spec, key_bytes, value_bytes, record_ts, headers)
     except RecursionError:  # a value nested thousands deep: a bad record, never a failed query
         raise DecodeError("nested too deeply to decode") from None
 
 
-def _decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int) -> DecodedRecord:
+def _decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int,
+            headers: Headers) -> DecodedRecord:
     codec = _codec(spec)
     window = ()
     if key_bytes is not None and spec.window is not None:
@@ -229,11 +252,15 @@ def _decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None,
     value = None if value_bytes is None else codec.read_value(value_bytes)
     if value is not None and not codec.payload_is_value:
         payload, value = value, {}
-        for name, from_record_ts in codec.value_fill:
-            if from_record_ts is None:
+        for name, source in codec.value_fill:
+            if source is _PAYLOAD:
                 value[name] = payload[name]
+            elif source is _TS_TIMESTAMP:
+                value[name] = millis_to_datetime(record_ts)
+            elif source is _TS_MILLIS:
+                value[name] = record_ts
             else:
-                value[name] = millis_to_datetime(record_ts) if from_record_ts else record_ts
+                value[name] = header_value(headers, source[1], source[2])
     return DecodedRecord(key, value, _event_time(spec, codec, key, value, record_ts))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from itertools import repeat
 from operator import itemgetter
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -45,7 +46,8 @@ if TYPE_CHECKING:
 # What a task emits: sink records, dead letters and metric deltas, told apart by `channel`.
 OUTPUT_SCHEMA = (
     "channel string, topic string, key binary, value binary, ts long, "
-    "src_topic string, src_partition int, src_offset long, reason string"
+    "src_topic string, src_partition int, src_offset long, reason string, "
+    "headers array<struct<key:string,value:binary>>"
 )
 RUNTIME_STATE, RUNTIME_SCHEMA = "runtime", "runtime binary"
 PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA = "pages", "store string, page int", "data binary"
@@ -124,7 +126,8 @@ class TaskProcessor(StatefulProcessor):
         seconds = {**lap.seconds, **runtime.seconds}
         seconds["processing_other"] = seconds.pop("processing") - sum(runtime.seconds.values())
         figures = {"counts": dict(+delta), "stream_time": runtime.stream_time, "seconds": seconds}
-        yield pd.DataFrame([(METRICS, None, None, None, None, None, task, None, json.dumps(figures))], columns=COLUMNS)
+        yield pd.DataFrame([(METRICS, None, None, None, None, None, task, None, json.dumps(figures), None)],
+                           columns=COLUMNS)
 
     def close(self) -> None:
         pass
@@ -150,11 +153,11 @@ def output_rows(runtime: TaskRuntime, outputs: list[Output], source: InputRow | 
     for item in outputs:
         where = (None, None, None) if source is None else (source.topic, source.partition, source.offset)
         if isinstance(item, Emitted):
-            rows.append((SINK, item.topic, item.key, item.value, item.ts, *where, None))
+            rows.append((SINK, item.topic, item.key, item.value, item.ts, *where, None, item.headers or None))
             continue
         runtime.metrics["dead_letters"] += 1
         raw = (None, None, None) if source is None else (source.key, source.value, source.ts)
-        rows.append((DEAD_LETTER, None, *raw, *where, item.reason))
+        rows.append((DEAD_LETTER, None, *raw, *where, item.reason, None))
     return rows
 
 
@@ -167,11 +170,18 @@ def ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
 
     topics, partitions, offsets = frame["topic"].to_numpy(), frame["partition"].to_numpy(), frame["offset"].to_numpy()
     order = np.lexsort((offsets, partitions, topics))  # by topic, then partition, then offset
+    headers = map(_headers, frame["headers"].to_numpy()[order].tolist()) if "headers" in frame else repeat(())
     rows = list(map(InputRow._make, zip(topics[order].tolist(), partitions[order].tolist(), offsets[order].tolist(),
                                         frame["ts"].to_numpy()[order].tolist(), frame["key"].to_numpy()[order].tolist(),
-                                        frame["value"].to_numpy()[order].tolist())))
+                                        frame["value"].to_numpy()[order].tolist(), headers)))
     # One queue per (topic, partition): cut where either changes.
     cuts = [0, *(i for i in range(1, len(rows)) if rows[i][:2] != rows[i - 1][:2]), len(rows)]
     if len(cuts) == 2:
         return iter(rows)
     return merge_in_timestamp_order([rows[a:b] for a, b in zip(cuts, cuts[1:])], timestamp=itemgetter(3))
+
+
+def _headers(column) -> tuple:
+    """A row's headers as Spark hands them over (None when there are none, see
+    `query.input_columns`; else an array of {key, value} structs) as (key, bytes) pairs."""
+    return () if column is None else tuple((h["key"], h["value"]) for h in column)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from streamjoin.spark.adapter import (
     COLUMNS,
@@ -21,7 +20,7 @@ from streamjoin.spark.adapter import (
     output_rows,
     process_rows,
 )
-from streamjoin.spark.query import TaskRouting
+from streamjoin.spark.query import TaskRouting, input_columns
 from streamjoin.spark.session import kafka_source_for_query
 
 
@@ -42,9 +41,10 @@ def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, .
     """Every sink record the query emits over its input up to `ending_timestamp` (all of it when
     None), as an Arrow table (topic, key, value, ts, …)."""
     reader = (spark.read.format(kafka_source_for_query(spark)).options(**kafka_options)
-              .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest"))
+              .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest")
+              .option("includeHeaders", "true"))
     if ending_timestamp is not None:
         reader = reader.option("endingTimestamp", str(ending_timestamp))
-    rows = reader.load().select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key", "value")
+    rows = reader.load().select(*input_columns())
     result = routing.assign(rows).groupBy("task").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow()
     return result.filter(pa.compute.equal(result.column("channel"), SINK))

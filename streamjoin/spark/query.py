@@ -117,13 +117,11 @@ class StreamingRun:
     def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
         reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
-                  .option("startingOffsets", "earliest")
+                  .option("startingOffsets", "earliest").option("includeHeaders", "true")
                   .option("streamjoin.endOfInput", str(self.end_of_input).lower()))
         if self.max_offsets_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
-        rows = reader.load().select(
-            "topic", "partition", "offset",
-            F.unix_millis("timestamp").alias("ts"), "key", "value")
+        rows = reader.load().select(*input_columns())
         results = self.routing.assign(rows).groupBy("task").transformWithStateInPandas(
             self.task_processor, OUTPUT_SCHEMA, "Append", "None")
         writer = (results.writeStream.queryName(self.name)
@@ -199,8 +197,16 @@ class StreamingRun:
         if not sink.num_rows:
             return
         records = pa.table({"topic": sink.column("topic"), "key": sink.column("key"), "value": sink.column("value"),
-                            "timestamp": sink.column("ts").cast(pa.timestamp("ms"))})
+                            "timestamp": sink.column("ts").cast(pa.timestamp("ms")), "headers": sink.column("headers")})
         produce_arrow(self.client_config, records.to_batches(), self.name, batch_id)
+
+
+def input_columns() -> list:
+    """What a task reads of each Kafka row (`adapter.ordered_rows`): its coordinates, time, key,
+    value and headers, null where a record has none (most do: no empty arrays through Arrow and
+    pandas). `includeHeaders` makes Spark's own Kafka source give them too."""
+    return ["topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key", "value",
+            F.when(F.size("headers") > 0, F.col("headers")).alias("headers")]
 
 
 def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:

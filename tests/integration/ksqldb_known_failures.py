@@ -9,16 +9,15 @@ KEY_PROJECTION = ("ksqlDB 0.15+ rejects a persistent join query whose projection
 FK_TOMBSTONE = ("Kafka Streams forwards a tombstone for a foreign-key left row with no result to delete; the "
                 "documentation (conformance ksqldb.table_table.fk.inner) shows none, so neither do we; "
                 "SET 'streamjoin.fk_redundant_tombstones'='true' forwards it as ksqlDB does")
+LATE_RECORDS = ("the ksqlDB docs (conformance ksqldb.stream_stream.late_record_discarded) discard a stream-stream "
+                "record later than window end + grace; Kafka Streams' window stores keep it by each side's own time "
+                "and still join it; SET 'streamjoin.window_store_retention'='true' does as ksqlDB does")
 
 KNOWN_FAILURES: dict[str, str] = {
-    "qtt.headers.json::Sources with header columns can be joined":
-        "HEADER('k') / HEADERS columns are not supported: record headers do not reach the task runtime",
     "qtt.joins.json::stream stream left join with out of order and custom grace period::JSON":
-        "late records: the ksqlDB docs (conformance late_record_discarded) discard them; Kafka Streams emits "
-        "an unmatched late outer record at once",
+        LATE_RECORDS,
     "qtt.joins.json::stream stream right join with out of order and custom grace period::JSON":
-        "late records: the ksqlDB docs discard them; Kafka Streams still joins one while the other side's "
-        "window store retains a match",
+        LATE_RECORDS,
     "qtt.fk-join.json::Should allow partition count mismatch":
         FK_TOMBSTONE,
     "qtt.fk-join.json::Should fail if all result key columns are missing for left join":

@@ -75,7 +75,56 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+MINUTE = 60
+KS = {"store_retention": True}  # late records as Kafka Streams treats them (option window_store_retention)
+W15_G5_KS = {**W15_G5, **KS}  # each side's store keeps 15 + 15 + 5 = 35 s by its own store time
+
+STORE_RETENTION_CASES = [
+    # ksqlDB's QTT "left join with out of order and custom grace period": WITHIN 1 min GRACE 1 min,
+    # retention 3 min (in s below), keys k0..k3.
+    #   L A@0 k0 ; R a@60 k0 -> [A,a]@60 ; L B@330 k1 (stream time and left store time 330, waits)
+    #   L C@90 k2: 90 < 330 - 180, not kept; no match and 90 + 60 < 330 -> [C,null]@90 at once
+    #   R c@90 k2: kept in the right store (its time 90); C is in no store
+    #   L D@60 k3 -> [D,null]@60 as C ; R d@60 k3: kept, D is in no store
+    Case("ks_left_out_of_order", StreamStreamJoinConfig.within(MINUTE * SECOND, grace=MINUTE * SECOND,
+                                                               join_type=JoinType.LEFT, **KS),
+         [rec(L, 0, "A", "k0"), rec(R, 60, "a", "k0"), rec(L, 330, "B", "k1"), rec(L, 90, "C", "k2"),
+          rec(R, 90, "c", "k2"), rec(L, 60, "D", "k3"), rec(R, 60, "d", "k3")],
+         [("A", "a", 60), ("C", None, 90), ("D", None, 60)], metrics={"late": 2}),
+    # The RIGHT JOIN of the same QTT file: a late left record still joins what the right store holds.
+    #   ... R c@90 k2 -> [null,c]@90 at once (window ended: 90 + 60 < 330)
+    #   R d@60 k3 -> [null,d]@60 ; L D@90 k3: not kept, probes the right store: d@60 -> [D,d]@90
+    Case("ks_right_late_left_joins", StreamStreamJoinConfig.within(MINUTE * SECOND, grace=MINUTE * SECOND,
+                                                                   join_type=JoinType.RIGHT, **KS),
+         [rec(L, 0, "A", "k0"), rec(R, 60, "a", "k0"), rec(L, 330, "B", "k1"), rec(L, 90, "C", "k2"),
+          rec(R, 90, "c", "k2"), rec(R, 60, "d", "k3"), rec(L, 90, "D", "k3")],
+         [("A", "a", 60), (None, "c", 90), (None, "d", 60), ("D", "d", 90)], metrics={"late": 2}),
+    # Store time is per side: the right side is behind, so its old records are kept and joined.
+    #   L A@100 (left store 100) ; R a@50: right store 50, kept (documented model: late, dropped)
+    #   L B@60: 60 < 100 - 35, not kept, probes the right store: a@50 -> [B,a]@60
+    #   L C@65: 65 >= 65, kept -> [C,a]@65 ; R b@64: probes the left store: C@65 -> [C,b]@65 (B: no)
+    Case("ks_store_time_per_side", StreamStreamJoinConfig(**W15_G5_KS),
+         [rec(L, 100, "A"), rec(R, 50, "a"), rec(L, 60, "B"), rec(L, 65, "C"), rec(R, 64, "b")],
+         [("B", "a", 60), ("C", "a", 65), ("C", "b", 65)], metrics={"late": 1}),
+    # A kept outer record whose window already ended is padded at once and still joins later.
+    #   R z@100 key o ; L A@70: left store 70, kept; no match, 70 + 15 < 100 -> [A,null]@70
+    #   R a@75: right store 100, 75 >= 65 kept, probes the left store: A@70 -> [A,a]@75
+    Case("ks_ended_window_padded_at_once", StreamStreamJoinConfig(**W15_G5_KS, join_type=JoinType.LEFT),
+         [rec(R, 100, "z", "o"), rec(L, 70, "A"), rec(R, 75, "a")],
+         [("A", None, 70), ("A", "a", 75)]),
+    # A record whose window has not ended waits for its close (window end + grace, inclusive).
+    #   L A@90 (closes at 90 + 15 + 5 = 110) ; R z@100 key o ; R y@110 key o -> [A,null]@90
+    Case("ks_open_window_waits", StreamStreamJoinConfig(**W15_G5_KS, join_type=JoinType.LEFT),
+         [rec(L, 90, "A"), rec(R, 100, "z", "o"), rec(R, 110, "y", "o")],
+         [("A", None, 90)]),
+    # A store forgets by its own time: L A@0 ; L B@40 (left store 40: A@0 < 5 forgotten)
+    #   R a@10: kept (right store 10), probes the left store [-5, 25]: A is gone -> nothing
+    Case("ks_store_forgets", StreamStreamJoinConfig(**W15_G5_KS),
+         [rec(L, 0, "A"), rec(L, 40, "B"), rec(R, 10, "a")], []),
+]
+
+
+@pytest.mark.parametrize("case", CASES + STORE_RETENTION_CASES, ids=lambda c: c.name)
 def test_stream_stream_cases(case: Case) -> None:
     join = StreamStreamJoin(case.config)
     out = join.process_all(case.inputs)
@@ -94,6 +143,14 @@ def test_state_expires_after_window_and_grace() -> None:
     assert len(join.stores[L]) == 0 and len(join.stores[R]) == 1
     join.advance_to(37 * SECOND)
     assert len(join.stores[L]) == len(join.stores[R]) == 0
+
+
+def test_a_side_store_forgets_by_its_own_store_time() -> None:
+    join = StreamStreamJoin(StreamStreamJoinConfig(**W15_G5_KS))
+    join.process_all([rec(L, 0, "A"), rec(R, 100, "z", "o")])  # stream time 100, left store time 0
+    assert len(join.stores[L]) == 1, "the left store keeps A: its own time has not moved"
+    join.process_all([rec(L, 36, "B", "o")])  # left store time 36: A@0 < 36 - 35
+    assert [e[2]["v"] for _, entries in join.stores[L].items() for e in entries] == ["B"]
 
 
 def test_legacy_grace_is_a_day_minus_the_window() -> None:
@@ -191,8 +248,9 @@ def test_flink_interval_left_outer(inputs, expected) -> None:
 
 @pytest.mark.parametrize("make", [
     lambda: StreamStreamJoin(StreamStreamJoinConfig(**W15_G5, join_type=JoinType.FULL)),
+    lambda: StreamStreamJoin(StreamStreamJoinConfig(**W15_G5_KS, join_type=JoinType.FULL)),
     lambda: IntervalJoin(IntervalJoinConfig(lower=-5 * SECOND, upper=5 * SECOND, join_type=JoinType.FULL)),
-], ids=["ksqldb", "flink"])
+], ids=["ksqldb", "ksqldb_store_retention", "flink"])
 def test_resumes_after_pickle(make) -> None:
     """The Spark adapter checkpoints a task's processors by pickling them."""
     before, after = [rec(L, 1, "A"), rec(R, 3, "a"), rec(L, 9, "B")], [rec(R, 10, "b"), rec(R, 40, "c")]

@@ -114,6 +114,18 @@ CASES = [
     Case("CREATE TABLE t (a STRING, p DECIMAL(40, 2)) WITH ('topic' = 't');", F, "column-type", 1, 27),
     Case("CREATE STREAM s (id STRING KEY, v ARRAY<INT) WITH (kafka_topic='s');", K, "syntax", 1, 44),
     Case("CREATE STREAM s (id STRING KEY, id INT) WITH (kafka_topic='s');", K, "duplicate-column", 1, 33),
+    # header columns: BYTES for one header, ARRAY<STRUCT<KEY STRING, VALUE BYTES>> for all, each
+    # header read once, never a key, only where the flavour reads headers
+    Case("CREATE STREAM s (id STRING KEY, h STRING HEADER('k')) WITH (kafka_topic='s');", K, "header-column", 1, 33),
+    Case("CREATE STREAM s (id STRING KEY, h ARRAY<BYTES> HEADERS) WITH (kafka_topic='s');", K, "header-column", 1, 33),
+    Case("CREATE STREAM s (id STRING KEY, a BYTES HEADER('k'), b BYTES HEADER('k')) WITH (kafka_topic='s');", K,
+         "header-column", 1, 54),
+    Case("CREATE STREAM s (id STRING KEY, a ARRAY<STRUCT<KEY STRING, VALUE BYTES>> HEADERS,\n"
+         "  b ARRAY<STRUCT<KEY STRING, VALUE BYTES>> HEADERS) WITH (kafka_topic='s');", K, "header-column", 2, 3),
+    Case("CREATE STREAM s (id BYTES KEY HEADER('k'), v INT) WITH (kafka_topic='s');", K, "header-column", 1, 18),
+    Case("CREATE TABLE t (id BYTES HEADER('k'), v INT, PRIMARY KEY (id)) WITH (kafka_topic='t');", K,
+         "header-column", 1, 59),
+    Case("CREATE TABLE t (a STRING, h BYTES HEADER('k')) WITH ('topic' = 't');", F, "header-column", 1, 27),
     Case("CREATE TABLE t (a STRING, A INT) WITH ('topic' = 't');", F, "duplicate-column", 1, 27),
     Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic='s', value_format='AVRO');", K, "format", 1, 69),
     Case("CREATE STREAM s (id STRING KEY) WITH (kafka_topic='s', key_format='PROTOBUF');", K, "format", 1, 67),

@@ -41,6 +41,10 @@ CASES = {
     "a windowed key": Case(
         "ksqldb", "CREATE STREAM s (id INT KEY, v INT) WITH (kafka_topic='t', window_type='Hopping', window_size='5 SECONDS');",
         {"window": SourceWindow("HOPPING", 5000)}),
+    "header columns: read from the headers, not the value": Case(
+        "ksqldb", "CREATE TABLE s (id INT PRIMARY KEY, v INT, one BYTES HEADER('k'), "
+        "every ARRAY<STRUCT<key STRING, value BYTES>> HEADERS) WITH (kafka_topic='t', value_format='KAFKA');",
+        {"header_columns": (("ONE", "k"), ("EVERY", None)), "columns": ("ID", "V", "ONE", "EVERY")}),
     "a session-windowed key has no size": Case(
         "ksqldb", "CREATE STREAM s (id INT KEY, v INT) WITH (kafka_topic='t', window_type='SESSION');",
         {"window": SourceWindow("SESSION", None)}),
@@ -59,7 +63,6 @@ def test_declaration(name):
 @pytest.mark.parametrize("ddl, words", [
     ("CREATE STREAM s (id INT KEY) WITH (kafka_topic='t', window_type='sliding');", "WINDOW_TYPE"),
     ("CREATE STREAM s (id INT KEY) WITH (kafka_topic='t', window_type='tumbling');", "WINDOW_SIZE"),
-    ("CREATE STREAM s (id INT KEY, h BYTES HEADER('k')) WITH (kafka_topic='t');", "not supported yet"),
 ])
 def test_rejected_declarations(ddl, words):
     with pytest.raises(StreamJoinError, match=words):

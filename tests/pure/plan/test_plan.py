@@ -134,3 +134,16 @@ def test_reemission_default_by_flavour_and_option(setting, flavour, expected):
         "SELECT s.v FROM ls s LEFT JOIN rt t ON s.id = t.id"
     [query] = plan_program(setting + select, CATALOG, flavour).queries
     assert query.project.child.reemit_on_late_table_row is expected
+
+
+@pytest.mark.parametrize("setting, expected", [
+    ("", False),  # ksqlDB's documentation: a record later than window end + grace is discarded
+    ("SET 'streamjoin.window_store_retention'='true';\n", True),  # Kafka Streams' window stores
+    ("SET 'streamjoin.window_store_retention'='false';\n", False),
+])
+def test_window_store_retention_by_option(setting, expected):
+    [query] = plan_program(setting + "SELECT s.v, o.v AS ov FROM ls s LEFT JOIN rs o WITHIN 10 SECONDS "
+                           "GRACE PERIOD 5 SECONDS ON s.id = o.id", CATALOG, "ksqldb").queries
+    join = query.project.child
+    assert join.store_retention is expected
+    assert ("window_store_retention" in explain(query)) is expected

@@ -7,7 +7,11 @@ from dataclasses import dataclass
 import pytest
 
 from streamjoin.dialect import StreamJoinError
-from streamjoin.runner.cases import ExpectError, ExpectedRecord
+from streamjoin.kafka.records import ConsumedRecord
+from streamjoin.runner.cases import Case as SuiteCase, ExpectError, ExpectedRecord
+from streamjoin.runner.wire import decode_output
+from streamjoin.runtime.contract import REPLAY_HEADER
+from streamjoin.serde.formats import SerdeSpec, encode_key, encode_value
 from streamjoin.runner.arrival import Arrival, arrival_segments
 from streamjoin.runner.compare import OutputRecord, compare
 
@@ -67,6 +71,17 @@ COMPARE_CASES = [
      [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, (0, 5))], True, None),
     ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "TIME"})],
      [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, (5, 10))], True, "window=[5, 10]"),
+    # headers: compared when the expected record lists them (base64 values), in order
+    ([exp(value={"v": 1}, headers=[{"key": "h", "value": "IQ=="}])],
+     [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, headers=(("h", b"!"),))], True, None),
+    ([exp(value={"v": 1}, headers=[{"key": "h", "value": "IQ=="}])],
+     [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, headers=(("h", b"#"),))], True, 'headers=[{"key": "h", "value": "Iw=="}]'),
+    ([exp(value={"v": 1}, headers=[])], [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, headers=(("h", b"!"),))], True,
+     "record 0"),
+    ([exp(value={"v": 1}, headers=[{"key": "a", "value": None}, {"key": "b", "value": "AA=="}])],
+     [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, headers=(("b", b"\0"), ("a", None)))], True, "record 0"),
+    # not listed: not compared
+    ([exp(value={"v": 1})], [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, headers=(("h", b"!"),))], True, None),
 ]
 
 
@@ -94,3 +109,26 @@ ERROR_CASES = [
 @pytest.mark.parametrize("expect, error, missing", ERROR_CASES)
 def test_expected_error_matching(expect, error, missing):
     assert expect.missing(error) == missing
+
+
+@pytest.mark.parametrize("headers, words", [
+    ([{"key": "h", "value": "not base64!"}], "not base64"),
+    ([{"value": "AA=="}], "header 0"),
+    (["h"], "header 0"),
+])
+def test_bad_headers_in_a_case_name_the_case(headers, words):
+    case = {"id": "c1", "dialect": "ksqldb", "sql": "SELECT 1;",
+            "inputs": [{"topic": "t", "ts": 1, "key": None, "value": {}, "headers": headers}]}
+    with pytest.raises(ValueError, match=words) as caught:
+        SuiteCase.from_json(case)
+    assert str(caught.value).startswith("case c1: ")
+
+
+def test_output_records_compare_bytes_in_base64_and_without_the_replay_header():
+    spec = SerdeSpec.of({"K": "INT", "B": "BYTES", "H": "ARRAY<STRUCT<KEY STRING, VALUE BYTES>>"}, ["K"])
+    record = ConsumedRecord("t", 0, 0, encode_key(spec, (1,)),
+                            encode_value(spec, {"B": b"!", "H": [{"KEY": "k", "VALUE": b"#"}]}), 5, 0,
+                            (("h", b"!"), (REPLAY_HEADER, b"q:1:0.0")))
+    [decoded] = decode_output([record], spec)
+    assert decoded.value == {"B": "IQ==", "H": [{"KEY": "k", "VALUE": "Iw=="}]}
+    assert decoded.headers == (("h", b"!"),)
