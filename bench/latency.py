@@ -219,7 +219,7 @@ def idle_cost(running: Running) -> None:
 def few_records(bench: Bench, running: Running, records: list, rounds: int) -> None:
     """FEW records at once into the idle query, `rounds` times: from the first one's produce time
     to the last output read; then Spark's phases of those micro-batches."""
-    before = running.last_batch()
+    before, seconds_before = running.last_batch(), dict(running.report.seconds)
     print(f"few records: {FEW} clicks at once into the idle query, {rounds} rounds (target: all outputs in < 0.5 s)")
     for round_ in range(rounds):
         time.sleep(1.5 + random.Random(round_).random())  # a different point of the trigger cycle
@@ -238,6 +238,12 @@ def few_records(bench: Bench, running: Running, records: list, rounds: int) -> N
                 phases[phase] = phases.get(phase, 0) + ms / len(batches)
         print(f"  their {len(batches)} micro-batches, mean per phase: " + ", ".join(
             f"{phase} {ms / 1000:.3f} s" for phase, ms in sorted(phases.items(), key=lambda kv: -kv[1])))
+        # Inside addBatch: the driver's laps and the tasks' stages (summed over the tasks).
+        spent = {stage: (total - seconds_before.get(stage, 0.0)) / len(batches)
+                 for stage, total in running.report.seconds.items()}
+        print("  inside them, mean per batch: " + ", ".join(
+            f"{stage} {spent[stage] * 1000:.0f} ms" for stage in sorted(spent, key=lambda s: -spent[s])
+            if spent[stage] >= 0.0005))
 
 
 def batches_after(streaming, after: int, records: int, timeout_s: float = 30) -> list:

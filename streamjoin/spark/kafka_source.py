@@ -263,8 +263,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._resolver.opts.end_of_input and self._target is not None and until == self._target:
             # streamjoin.endOfInput: this availableNow run's input ends here; every partition
             # (even one without new records) says so, so every task can close its windows.
-            planned = [replace(r, end_marker=True) for r in planned]
-        return planned
+            return [replace(r, end_marker=True) for r in planned]
+        # A Spark task per partition with nothing new would only cost a Python worker round trip
+        # (most of a few-record batch's partitions have nothing new).
+        return [r for r in planned if r.start < r.end]
 
     def _readable(self, start: dict, end: dict) -> dict:
         """Where to read from: `start`, plus the beginning offset of partitions that appeared

@@ -162,3 +162,25 @@ def test_bad_options_give_clear_errors(spark, kafka_bootstrap, topic):
         reader.load().collect()
     with pytest.raises(Exception, match="startingOffsets"):
         reader.option("subscribe", topic).option("startingOffsets", "yesterday").load().collect()
+
+
+def test_a_batch_plans_only_the_partitions_with_new_records_unless_the_input_ends(kafka_bootstrap, topic):
+    # One record, in one of the three partitions: a Spark task per empty partition would only cost
+    # a Python worker round trip; at the end of a bounded input every partition must say so.
+    from pyspark.sql.datasource import ReadAllAvailable
+
+    from streamjoin.spark.kafka_source import KafkaStreamReader
+
+    options = {"kafka.bootstrap.servers": kafka_bootstrap, "subscribe": topic, "startingOffsets": "earliest"}
+    produce_numbered(kafka_bootstrap, topic, 0, 1)
+    reader = KafkaStreamReader(options)
+    start = reader.initialOffset()
+    planned = reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
+    assert [(r.start, r.end, r.end_marker) for r in planned] == [(0, 1, False)]
+
+    bounded = KafkaStreamReader({**options, "streamjoin.endOfInput": "true"})
+    bounded.prepareForTriggerAvailableNow()
+    planned = bounded.partitions(start, bounded.latestOffset(start, ReadAllAvailable()))
+    assert sorted((r.end - r.start, r.end_marker) for r in planned) == [(0, True), (0, True), (1, True)]
+    reader.stop()
+    bounded.stop()
