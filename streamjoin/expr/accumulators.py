@@ -10,6 +10,11 @@ Timeline for `SELECT name, COUNT(*) AS n, MAX(amount) AS top ... GROUP BY name`,
     +I (John, 9)   -> rows 2, COUNT 2, MAX {5, 9}     -> (John, 2, 9)
     -D (John, 9)   -> rows 1, COUNT 1, MAX {5}        -> (John, 1, 5)   (MAX falls back: multiset)
     -D (John, 5)   -> rows 0: the group is empty; the caller deletes it (`GroupState.rows == 0`)
+
+`merge(other)` folds another accumulator of the same aggregate into this one, as if this one had
+received the other's rows too: a record that bridges two sessions of a WINDOW SESSION makes one
+session of them (`streamjoin.runtime.sessions`). An aggregate without it cannot be windowed by
+session (`can_merge`), and the compiler rejects that query.
 """
 
 from __future__ import annotations
@@ -33,6 +38,14 @@ class Accumulator(ABC):
     @abstractmethod
     def result(self) -> Any: ...
 
+    def merge(self, other: Accumulator) -> None:
+        """Take in `other`'s rows (`other` is of the same class and is not used afterwards)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot merge")
+
+    @classmethod
+    def can_merge(cls) -> bool:
+        return cls.merge is not Accumulator.merge
+
 
 def _never_added(value: Any) -> ValueError:
     return ValueError(f"retracting {value!r}, which this aggregate never received")
@@ -54,6 +67,9 @@ class CountRows(Accumulator):
 
     def result(self) -> int:
         return self.count
+
+    def merge(self, other: CountRows) -> None:
+        self.count += other.count
 
 
 class Count(CountRows):
@@ -92,6 +108,11 @@ class Sum(Accumulator):
 
     def result(self) -> Any:
         return self.total if self.count else None
+
+    def merge(self, other: Sum) -> None:
+        if other.count:
+            self.total = _plus(self.total, other.total)
+            self.count += other.count
 
 
 def _plus(total: Any, value: Any) -> Any:
@@ -137,6 +158,10 @@ class _Extreme(Accumulator):
             del self.values[value]
         self._stale = True
 
+    def merge(self, other: _Extreme) -> None:
+        self.values.update(other.values)
+        self._stale = True
+
     def result(self) -> Any:
         if self._stale:
             self._cached = type(self).pick(self.values) if self.values else None
@@ -178,6 +203,14 @@ class Distinct(Accumulator):
 
     def result(self) -> Any:
         return self.inner.result()
+
+    def merge(self, other: Distinct) -> None:
+        # the inner aggregate takes a value of the other side's only where this side lacks it,
+        # so DISTINCT merges whatever its inner aggregate is
+        for value, times in other.seen.items():
+            if not self.seen[value]:
+                self.inner.add(value)
+            self.seen[value] += times
 
 
 # Aggregate node class -> accumulator class; extend for new aggregates.

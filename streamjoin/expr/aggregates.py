@@ -57,6 +57,12 @@ class AggregatePlan:
         for call, accumulator in zip(self.calls, state.accumulators):
             accumulator.add(None if call.argument is None else call.argument(env))
 
+    def merge(self, state: GroupState, other: GroupState) -> None:
+        """Fold `other` (another session of the same group) into `state`; see `can_merge`."""
+        state.rows += other.rows
+        for accumulator, others in zip(state.accumulators, other.accumulators):
+            accumulator.merge(others)
+
     def retract(self, state: GroupState, env: Env) -> None:
         if state.rows == 0:
             raise ValueError("retracting a row from an empty group")
@@ -77,13 +83,14 @@ class AggregatePlan:
 
 def compile_aggregates(
     select_expressions: Sequence[exp.Expression], scope: Scope, group_by: Sequence[exp.Expression] = (),
-    having: exp.Expression | None = None,
+    having: exp.Expression | None = None, merging: bool = False,
 ) -> AggregatePlan:
     """Split `SELECT name, SUM(o.amount * r.rate) AS amount ... GROUP BY name` into group keys
     (evaluated on input rows), aggregate calls (arguments evaluated on input rows) and output
     expressions (evaluated on the group key and the aggregate results: `SUM(x) / COUNT(*)` works).
     A column outside every aggregate must be a GROUP BY expression. `having`: the HAVING
-    predicate, evaluated like an output expression."""
+    predicate, evaluated like an output expression. `merging`: groups are merged (session
+    windows), so every aggregate must be able to merge."""
     group_by = list(group_by)
     fingerprints = [_fingerprint(key, scope) for key in group_by]
     calls: list[AggregateCall] = []
@@ -95,7 +102,7 @@ def compile_aggregates(
         if isinstance(node, exp.Window):
             raise ExpressionError(WINDOW_FUNCTIONS, node, rule="window-function")
         if isinstance(node, exp.AggFunc):
-            calls.append(_aggregate_call(node, scope))
+            calls.append(_aggregate_call(node, scope, merging))
             return exp.column(f"a{len(calls) - 1}", table=AGG_RELATION)
         if isinstance(node, exp.Column):
             raise ExpressionError(f"column {node.sql()} must be in GROUP BY or inside an aggregate: add it to "
@@ -126,12 +133,17 @@ def compile_aggregates(
     )
 
 
-def _aggregate_call(node: exp.AggFunc, scope: Scope) -> AggregateCall:
+def _aggregate_call(node: exp.AggFunc, scope: Scope, merging: bool = False) -> AggregateCall:
     accumulator_class = ACCUMULATORS.get(type(node))
     if accumulator_class is None:
         raise ExpressionError(f"unsupported aggregate {type(node).__name__.upper()}: docs/functions.md lists "
                               "the aggregates there are", node, rule="aggregate")
     argument = node.this
+    # DISTINCT merges through its inner aggregate's add, COUNT(*) by its count
+    if merging and not (isinstance(argument, (exp.Star, exp.Distinct)) or accumulator_class.can_merge()):
+        raise ExpressionError(f"{type(node).__name__.upper()} cannot combine the partial results of two sessions, "
+                              "which WINDOW SESSION does when a record bridges them: use a TUMBLING or HOPPING "
+                              "window, or another aggregate", node, rule="session-aggregate")
     if isinstance(argument, exp.Star):  # COUNT(*)
         return AggregateCall(node.sql(), CountRows, None)
     distinct = isinstance(argument, exp.Distinct)
