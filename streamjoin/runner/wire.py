@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamjoin.serde.formats import SerdeSpec, decode
 from streamjoin.kafka.murmur2 import default_partition
 from streamjoin.kafka.records import ConsumedRecord, dedupe_replayed
 from streamjoin.runner.compare import OutputRecord
+from streamjoin.serde.formats import SerdeSpec, decode
 
 
 def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[OutputRecord]:
@@ -22,7 +22,7 @@ def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[Outpu
         key = None if parts is None else (parts[0] if len(parts) == 1 else
                                           dict(zip((n for n, _ in serde.key_columns), parts)))
         out.append(OutputRecord(r.topic, r.partition, r.offset, r.timestamp_ms, key, _plain(decoded.value, serde),
-                                window))
+                                window, serde.window))
     return out
 
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from streamjoin.dialect import StreamJoinError
-from streamjoin.runner.cases import ExpectError, ExpectedRecord
 from streamjoin.runner.arrival import Arrival, arrival_segments
+from streamjoin.runner.cases import ExpectedRecord, ExpectError
 from streamjoin.runner.compare import OutputRecord, compare
 
 
@@ -67,6 +67,11 @@ COMPARE_CASES = [
      [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, (0, 5))], True, None),
     ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "TIME"})],
      [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, (5, 10))], True, "window=[5, 10]"),
+    # ... and its type: a SESSION key is not the TIME key of the same bounds
+    ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "session"})],
+     [OutputRecord("t", 0, 0, 5, 1, {"v": 1}, (0, 5), "SESSION")], True, None),
+    ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "SESSION"})],
+     [OutputRecord("t", 0, 0, 5, 1, {"v": 1}, (0, 5), "TIME")], True, "window=[0, 5] TIME"),
 ]
 
 
