@@ -55,17 +55,31 @@ def test_windowed_aggregate(name):
     assert [(r.key, *r.window, r.value and r.value["N"], r.ts) for r in records] == case.expected
 
 
-@pytest.mark.parametrize("sql, rule", [
-    ("SELECT user, COUNT(*) FROM clicks WINDOW SESSION (30 SECONDS) GROUP BY user", "session-window"),
-    ("SELECT user, COUNT(*) FROM clicks GROUP BY user EMIT FINAL", "emit-final"),
-    ("SELECT user FROM clicks WINDOW TUMBLING (SIZE 1 SECOND)", "window-without-group-by"),
+USERS = "CREATE TABLE users (user STRING PRIMARY KEY, region STRING) WITH (kafka_topic='users', value_format='JSON');"
+
+
+# `at`: the text the error points at (an AggregationWindow is positioned at its gap)
+@pytest.mark.parametrize("sql, rule, at", [
+    ("SELECT user, COUNT(*) FROM clicks GROUP BY user EMIT FINAL", "emit-final", "EMIT"),
+    ("SELECT user FROM clicks WINDOW TUMBLING (SIZE 1 SECOND)", "window-without-group-by", "user"),
+    ("SELECT user FROM clicks WINDOW SESSION (1 SECOND)", "window-without-group-by", "user"),
+    # a session's bounds are its rows' times: a table's changelog cannot say which to shrink
+    ("SELECT region, COUNT(*) FROM users WINDOW SESSION (30 SECONDS) GROUP BY region", "session-window", "30 SECONDS"),
+    # a stream-table join's result is a stream
+    (("SELECT u.region, COUNT(*) FROM clicks c JOIN users u ON c.user = u.user WINDOW SESSION (30 SECONDS) "
+     "GROUP BY u.region"), None, None),
+    ("SELECT user, COUNT(*) FROM clicks WINDOW SESSION (0 SECONDS) GROUP BY user", "session-window", "0 SECONDS"),
 ])
-def test_window_rules(sql, rule):
+def test_window_rules(sql, rule, at):
     from streamjoin.dialect import StreamJoinError
     from streamjoin.plan import plan_program
     from streamjoin.runner.planned import case_catalog
 
-    catalog = case_catalog(SqlCase.from_json({"id": "c", "dialect": "ksqldb", "setup": SETUP, "sql": ""}))
+    catalog = case_catalog(SqlCase.from_json({"id": "c", "dialect": "ksqldb", "setup": SETUP + [USERS], "sql": ""}))
+    statement = f"CREATE TABLE t AS {sql};"
+    if rule is None:
+        assert plan_program(statement, catalog, "ksqldb").queries
+        return
     with pytest.raises(StreamJoinError) as caught:
-        plan_program(f"CREATE TABLE t AS {sql};", catalog, "ksqldb")
-    assert caught.value.rule == rule
+        plan_program(statement, catalog, "ksqldb")
+    assert (caught.value.rule, caught.value.line, caught.value.col) == (rule, 1, statement.index(at) + 1)
