@@ -83,3 +83,25 @@ def test_window_rules(sql, rule, at):
     with pytest.raises(StreamJoinError) as caught:
         plan_program(statement, catalog, "ksqldb")
     assert (caught.value.rule, caught.value.line, caught.value.col) == (rule, 1, statement.index(at) + 1)
+
+
+@pytest.mark.parametrize("window", ["TUMBLING (SIZE 10 SECONDS, GRACE PERIOD 2 SECONDS)",
+                                    "SESSION (10 SECONDS, GRACE PERIOD 2 SECONDS)"])
+def test_late_rows_are_in_the_task_counts(window):
+    # a@1, b@30, a@4 (seconds): a's window (or session) closed at 12, so a@4 is late; the run
+    # report reads the task's counters
+    from streamjoin.kafka.records import place
+    from streamjoin.runtime.contract import InputRow
+
+    inputs = [{"source": "clicks", "ts": ts, "key": user, "value": {"page": "p"}}
+              for ts, user in [(1000, "a"), (30000, "b"), (4000, "a")]]
+    sql_case = SqlCase.from_json({"id": "late", "dialect": "ksqldb", "setup": SETUP, "inputs": inputs,
+                                  "sql": f"CREATE TABLE t AS SELECT user, COUNT(*) AS n FROM clicks WINDOW {window} "
+                                         "GROUP BY user;"})
+    planned = plan_case(sql_case, "")
+    runtime = planned.queries[0].factory(0)
+    for offset, record in enumerate(sql_case.inputs):
+        placed = place(*planned.input_target(record), sequence=offset)
+        runtime.process(InputRow(placed.topic, placed.partition, offset, placed.record.timestamp_ms,
+                                 placed.record.key, placed.record.value))
+    assert runtime.counters()["late"] == 1
