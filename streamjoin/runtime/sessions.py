@@ -7,10 +7,11 @@ ts + gap or earlier: none makes a new session [ts, ts]; one takes the row and st
 ts; two (ts bridges them) become one session, their accumulators merged. So two sessions of a
 group are always more than `gap` apart.
 
-Stream time is the largest ts the task has seen. A session closes once stream time passes
-end + gap + grace: only a row later than stream time - gap - grace could still reach it, and such
-a row is late. A row whose session (after merging) would end before stream time - gap - grace is
-dropped and counted (`late`). A closed session is forgotten.
+Stream time is the largest ts the task has seen. A row whose session (after merging) would end
+before stream time - gap - grace is late: dropped and counted (`late`). A session closes, and is
+forgotten, when stream time reaches end + gap + grace, when Kafka Streams' session store (kept for
+gap + grace) drops it and ksqlDB's EMIT FINAL emits it. At that very instant a row at or after
+its end is not late, but starts a session of its own.
 
 EMIT CHANGES: each accepted row deletes every session it replaced (a tombstone of its windowed
 key, with that session's end as ts) and then emits its session's row, keyed by the group key and
@@ -26,7 +27,7 @@ Timeline, SESSION (10 SECONDS, GRACE PERIOD 5 SECONDS), COUNT(*) GROUP BY user, 
     a@8    8            [0,8]:2                     -[0,0] @0, +[0,8] 2 @8        (stretched)
     a@5    8            [0,8]:3                     -[0,8] @8, +[0,8] 3 @8        (inside)
     a@30   30           [0,8]:3 [30,30]:1           +[30,30] 1 @30                (22 s after 8)
-      ... stream time 30 > 8 + 10 + 5: [0,8] closes (EMIT FINAL: +[0,8] 3 @8)
+      ... stream time 30 >= 8 + 10 + 5: [0,8] closes (EMIT FINAL: +[0,8] 3 @8)
     a@22   30           [22,30]:2                   -[30,30] @30, +[22,30] 2 @30  (out of order)
     a@45   45           [22,30]:2 [45,45]:1         +[45,45] 1 @45
     a@38   45           [22,45]:4                   -[22,30] @30, -[45,45] @45, +[22,45] 4 @45 (bridge)
@@ -107,7 +108,7 @@ class SessionAggregateStage(Stage):
         """Forget the sessions closed at stream time `now` (None: all), emitting them if final.
         A heap entry whose session was replaced since finds no session with its bounds."""
         out: list[Event] = []
-        while self.closing and (now is None or self.closing[0][0] < now):
+        while self.closing and (now is None or self.closing[0][0] <= now):
             _, _, group, start, end = heapq.heappop(self.closing)
             held = self.sessions.get(group) or []
             session = next((s for s in held if (s[0], s[1]) == (start, end)), None)

@@ -55,7 +55,7 @@ CASES = {
                          [("a", 30, 30, 1, 30), ("a", 30, 30, None, 30), ("a", 22, 30, 2, 30)]),
     # [0,0] and [20,20] are 20 s apart; a@10 is within 10 s of both: one session, the partial
     # aggregates merged (COUNT, SUM, MIN, MAX, COUNT(DISTINCT) over all three rows). Grace 30 s
-    # keeps [0,0] open at stream time 20 (with grace 5 it closes after 15)
+    # keeps [0,0] open at stream time 20 (with grace 5 it closes at 15)
     "bridge merges": Case([(0, "a", 5, "x"), (20, "a", 1, "y"), (10, "a", 7, "x")],
                           [("a", 0, 0, (1, 5, 5, 5, 1), 0), ("a", 20, 20, (1, 1, 1, 1, 1), 20),
                            ("a", 0, 0, None, 0), ("a", 20, 20, None, 20), ("a", 0, 20, (3, 13, 1, 7, 2), 20)],
@@ -78,23 +78,28 @@ CASES = {
                                           [("a", 30, 30, 1, 30), ("b", 40, 40, 1, 40), ("a", 30, 30, None, 30),
                                            ("a", 21, 30, 2, 30)]),
     # no GRACE PERIOD: a day minus the gap, so a session closes a day after its end; a@0 at
-    # stream time DAY still counts, at DAY + 1 ms ... (second row of b) it is late
-    "default grace": Case([(0, "a"), (DAY, "b"), (0, "a"), (DAY + 0.001, "b"), (0, "a")],
-                          [("a", 0, 0, 1, 0), ("b", DAY, DAY, 1, DAY), ("a", 0, 0, 2, 0),
-                           ("b", DAY, DAY, None, DAY), ("b", DAY, DAY + 0.001, 2, DAY + 0.001)],
+    # stream time DAY - 1 ms still joins [0,0]; at DAY + 1 ms (b's second row) it is late
+    "default grace": Case([(0, "a"), (DAY - 0.001, "b"), (0, "a"), (DAY + 0.001, "b"), (0, "a")],
+                          [("a", 0, 0, 1, 0), ("b", DAY - 0.001, DAY - 0.001, 1, DAY - 0.001), ("a", 0, 0, 2, 0),
+                           ("b", DAY - 0.001, DAY - 0.001, None, DAY - 0.001),
+                           ("b", DAY - 0.001, DAY + 0.001, 2, DAY + 0.001)],
                           window="SESSION (10 SECONDS)"),
+    # the instant a session closes (stream time = end + gap + grace = 0 + 10 + 5), a row at its
+    # end is not late but no longer joins it: a new [0,0] of its own
+    "closed at end + gap + grace": Case([(0, "a"), (15, "b"), (0, "a")],
+                                        [("a", 0, 0, 1, 0), ("b", 15, 15, 1, 15), ("a", 0, 0, 1, 0)]),
     # HAVING: [0,0] (total 5) is out; a@5 makes [0,5] with total 12, which fails: [0,0] is
     # deleted and [0,5] never comes out; b's session, never out, is not deleted
     "having": Case([(0, "a", 5), (5, "a", 7), (0, "b", 50)],
                    [("a", 0, 0, 1, 0), ("a", 0, 0, None, 0)], tail="HAVING SUM(amount) < 10"),
-    # EMIT FINAL, grace 0: a session comes out once, when stream time passes end + gap; at
-    # stream time 30: a's [0,5] (closes after 15) then b's [6,6] (after 16); a's [30,30] stays
+    # EMIT FINAL, grace 0: a session comes out once, when stream time reaches end + gap: a's
+    # [0,5] at 15 (c's row), b's [6,6] (16) and c's [15,15] (25) at 30; a's [30,30] stays
     "emit final": Case([(0, "a"), (5, "a"), (6, "b"), (15, "c"), (30, "a")],
                        [("a", 0, 5, 2, 5), ("b", 6, 6, 1, 6), ("c", 15, 15, 1, 15)],
                        window="SESSION (10 SECONDS, GRACE PERIOD 0 SECONDS)", tail="EMIT FINAL"),
-    # EMIT FINAL of merged sessions: only the merged one, once, when stream time passes
-    # 20 + 10 + 30 (z@60 does not close it, z@61 does)
-    "emit final merged": Case([(0, "a", 1), (20, "a", 2), (10, "a", 3), (60, "z", 0), (61, "z", 0)],
+    # EMIT FINAL of merged sessions: only the merged one, once, when stream time reaches
+    # 20 + 10 + 30 (z@59 does not close it, z@60 does)
+    "emit final merged": Case([(0, "a", 1), (20, "a", 2), (10, "a", 3), (59, "z", 0), (60, "z", 0)],
                               [("a", 0, 20, (3, 6), 20)], window="SESSION (10 SECONDS, GRACE PERIOD 30 SECONDS)",
                               tail="EMIT FINAL", columns=("N", "TOTAL")),
 }
