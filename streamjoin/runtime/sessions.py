@@ -29,9 +29,9 @@ Timeline, SESSION (10 SECONDS, GRACE PERIOD 5 SECONDS), COUNT(*) GROUP BY user, 
     a@30   30           [0,8]:3 [30,30]:1           +[30,30] 1 @30                (22 s after 8)
       ... stream time 30 >= 8 + 10 + 5: [0,8] closes (EMIT FINAL: +[0,8] 3 @8)
     a@22   30           [22,30]:2                   -[30,30] @30, +[22,30] 2 @30  (out of order)
-    a@45   45           [22,30]:2 [45,45]:1         +[45,45] 1 @45
-    a@38   45           [22,45]:4                   -[22,30] @30, -[45,45] @45, +[22,45] 4 @45 (bridge)
-    a@10   45           (unchanged)                 late: [10,10] ends before 45 - 10 - 5
+    a@44   44           [22,30]:2 [44,44]:1         +[44,44] 1 @44   ([22,30] open until 45)
+    a@38   44           [22,44]:4                   -[22,30] @30, -[44,44] @44, +[22,44] 4 @44 (bridge)
+    a@10   44           (unchanged)                 late: [10,10] ends before 44 - 10 - 5
 """
 
 from __future__ import annotations

@@ -41,6 +41,12 @@ class Case:
 
 
 CASES = {
+    # the worked timeline of streamjoin.runtime.sessions and docs/semantics.md, row by row
+    "timeline": Case([(0, "a"), (8, "a"), (5, "a"), (30, "a"), (22, "a"), (44, "a"), (38, "a"), (10, "a")],
+                     [("a", 0, 0, 1, 0), ("a", 0, 0, None, 0), ("a", 0, 8, 2, 8), ("a", 0, 8, None, 8),
+                      ("a", 0, 8, 3, 8), ("a", 30, 30, 1, 30), ("a", 30, 30, None, 30), ("a", 22, 30, 2, 30),
+                      ("a", 44, 44, 1, 44), ("a", 22, 30, None, 30), ("a", 44, 44, None, 44),
+                      ("a", 22, 44, 4, 44)]),
     # a@0 new [0,0] | a@8 within 10 s: [0,0] stretches to [0,8] | a@5 inside [0,8]: replaced too
     "stretch and inside": Case([(0, "a"), (8, "a"), (5, "a")],
                                [("a", 0, 0, 1, 0), ("a", 0, 0, None, 0), ("a", 0, 8, 2, 8),
