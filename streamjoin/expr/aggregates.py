@@ -1,200 +1,17 @@
-"""Aggregate accumulators with retraction, and the split of a SELECT list into group keys,
-aggregate calls and post-aggregate expressions.
-
-Accumulators take `add(value)` for an inserted row and `retract(value)` for a retracted one
-(Flink -U/-D, a ksqlDB table update's old value), so an aggregate over a changelog stays exact.
-NULL values are ignored by every aggregate except COUNT(*). Every accumulator is a plain
-picklable object: the Spark adapter checkpoints them with the rest of a task's state.
-
-Timeline for `SELECT name, COUNT(*) AS n, MAX(amount) AS top ... GROUP BY name`, group 'John':
-    +I (John, 5)   -> rows 1, COUNT 1, MAX {5}        -> (John, 1, 5)
-    +I (John, 9)   -> rows 2, COUNT 2, MAX {5, 9}     -> (John, 2, 9)
-    -D (John, 9)   -> rows 1, COUNT 1, MAX {5}        -> (John, 1, 5)   (MAX falls back: multiset)
-    -D (John, 5)   -> rows 0: the group is empty; the caller deletes it (`GroupState.rows == 0`)
-"""
+"""The split of an aggregate SELECT list into group keys, aggregate calls (accumulators:
+`streamjoin.expr.accumulators`) and post-aggregate expressions, and a group's running state."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sqlglot import exp
 
+from streamjoin.expr.accumulators import ACCUMULATORS, Accumulator, CountRows, Distinct
 from streamjoin.expr.compile import Env, Evaluator, ExpressionError, Scope, compile_expr
 from streamjoin.expr.forms import WINDOW_FUNCTIONS
-
-
-class Accumulator(ABC):
-    @abstractmethod
-    def add(self, value: Any) -> None: ...
-
-    @abstractmethod
-    def retract(self, value: Any) -> None: ...
-
-    @abstractmethod
-    def result(self) -> Any: ...
-
-
-def _never_added(value: Any) -> ValueError:
-    return ValueError(f"retracting {value!r}, which this aggregate never received")
-
-
-class CountRows(Accumulator):
-    """COUNT(*): every row, NULL or not."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def add(self, value: Any) -> None:
-        self.count += 1
-
-    def retract(self, value: Any) -> None:
-        if self.count == 0:
-            raise _never_added(value)
-        self.count -= 1
-
-    def result(self) -> int:
-        return self.count
-
-
-class Count(CountRows):
-    """COUNT(x): the non-NULL values."""
-
-    def add(self, value: Any) -> None:
-        if value is not None:
-            super().add(value)
-
-    def retract(self, value: Any) -> None:
-        if value is not None:
-            super().retract(value)
-
-
-class Sum(Accumulator):
-    """SUM(x): NULL until a non-NULL value arrives (and again once all are retracted). INT
-    stays int and DECIMAL stays Decimal, so retraction is exact for them."""
-
-    def __init__(self) -> None:
-        self.total: Any = 0
-        self.count = 0
-
-    def add(self, value: Any) -> None:
-        if value is not None:
-            self.total = _plus(self.total, value)
-            self.count += 1
-
-    def retract(self, value: Any) -> None:
-        if value is not None:
-            if self.count == 0:
-                raise _never_added(value)
-            self.total = _plus(self.total, -value)
-            self.count -= 1
-            if self.count == 0:
-                self.total = 0  # drop float residue from add/retract cycles
-
-    def result(self) -> Any:
-        return self.total if self.count else None
-
-
-def _plus(total: Any, value: Any) -> Any:
-    if isinstance(total, Decimal) and isinstance(value, float):
-        return float(total) + value
-    if isinstance(total, float) and isinstance(value, Decimal):
-        return total + float(value)
-    return total + value
-
-
-class Avg(Sum):
-    """AVG(x): DOUBLE for INT/DOUBLE input (ksqlDB; Flink would truncate INT), Decimal for
-    DECIMAL input."""
-
-    def result(self) -> Any:
-        return self.total / self.count if self.count else None
-
-
-class _Extreme(Accumulator):
-    """MIN/MAX over a multiset of the values (value -> multiplicity), so retracting the current
-    extreme falls back to the next one. The result is cached until the multiset changes."""
-
-    pick: Callable[[Any], Any]
-
-    def __init__(self) -> None:
-        self.values: Counter = Counter()
-        self._cached: Any = None
-        self._stale = False
-
-    def add(self, value: Any) -> None:
-        if value is not None:
-            self.values[value] += 1
-            self._stale = True
-
-    def retract(self, value: Any) -> None:
-        if value is None:
-            return
-        if self.values[value] == 0:
-            del self.values[value]
-            raise _never_added(value)
-        self.values[value] -= 1
-        if self.values[value] == 0:
-            del self.values[value]
-        self._stale = True
-
-    def result(self) -> Any:
-        if self._stale:
-            self._cached = type(self).pick(self.values) if self.values else None
-            self._stale = False
-        return self._cached
-
-
-class Min(_Extreme):
-    pick = staticmethod(min)
-
-
-class Max(_Extreme):
-    pick = staticmethod(max)
-
-
-class Distinct(Accumulator):
-    """AGG(DISTINCT x): the inner aggregate sees each distinct value once, while it lasts."""
-
-    def __init__(self, inner: Accumulator) -> None:
-        self.inner = inner
-        self.seen: Counter = Counter()
-
-    def add(self, value: Any) -> None:
-        if value is not None:
-            self.seen[value] += 1
-            if self.seen[value] == 1:
-                self.inner.add(value)
-
-    def retract(self, value: Any) -> None:
-        if value is None:
-            return
-        if self.seen[value] == 0:
-            del self.seen[value]
-            raise _never_added(value)
-        self.seen[value] -= 1
-        if self.seen[value] == 0:
-            del self.seen[value]
-            self.inner.retract(value)
-
-    def result(self) -> Any:
-        return self.inner.result()
-
-
-# Aggregate node class -> accumulator class; extend for new aggregates.
-ACCUMULATORS: dict[type[exp.AggFunc], type[Accumulator]] = {
-    exp.Count: Count,
-    exp.Sum: Sum,
-    exp.Avg: Avg,
-    exp.Min: Min,
-    exp.Max: Max,
-}
-
-
-# ---- splitting a SELECT list --------------------------------------------------------------
 
 AGG_RELATION, KEY_RELATION = "__agg__", "__key__"
 
@@ -240,6 +57,12 @@ class AggregatePlan:
         for call, accumulator in zip(self.calls, state.accumulators):
             accumulator.add(None if call.argument is None else call.argument(env))
 
+    def merge(self, state: GroupState, other: GroupState) -> None:
+        """Fold `other` (another session of the same group) into `state`; see `can_merge`."""
+        state.rows += other.rows
+        for accumulator, others in zip(state.accumulators, other.accumulators):
+            accumulator.merge(others)
+
     def retract(self, state: GroupState, env: Env) -> None:
         if state.rows == 0:
             raise ValueError("retracting a row from an empty group")
@@ -260,13 +83,14 @@ class AggregatePlan:
 
 def compile_aggregates(
     select_expressions: Sequence[exp.Expression], scope: Scope, group_by: Sequence[exp.Expression] = (),
-    having: exp.Expression | None = None,
+    having: exp.Expression | None = None, merging: bool = False,
 ) -> AggregatePlan:
     """Split `SELECT name, SUM(o.amount * r.rate) AS amount ... GROUP BY name` into group keys
     (evaluated on input rows), aggregate calls (arguments evaluated on input rows) and output
     expressions (evaluated on the group key and the aggregate results: `SUM(x) / COUNT(*)` works).
     A column outside every aggregate must be a GROUP BY expression. `having`: the HAVING
-    predicate, evaluated like an output expression."""
+    predicate, evaluated like an output expression. `merging`: groups are merged (session
+    windows), so every aggregate must be able to merge."""
     group_by = list(group_by)
     fingerprints = [_fingerprint(key, scope) for key in group_by]
     calls: list[AggregateCall] = []
@@ -278,7 +102,7 @@ def compile_aggregates(
         if isinstance(node, exp.Window):
             raise ExpressionError(WINDOW_FUNCTIONS, node, rule="window-function")
         if isinstance(node, exp.AggFunc):
-            calls.append(_aggregate_call(node, scope))
+            calls.append(_aggregate_call(node, scope, merging))
             return exp.column(f"a{len(calls) - 1}", table=AGG_RELATION)
         if isinstance(node, exp.Column):
             raise ExpressionError(f"column {node.sql()} must be in GROUP BY or inside an aggregate: add it to "
@@ -309,12 +133,17 @@ def compile_aggregates(
     )
 
 
-def _aggregate_call(node: exp.AggFunc, scope: Scope) -> AggregateCall:
+def _aggregate_call(node: exp.AggFunc, scope: Scope, merging: bool = False) -> AggregateCall:
     accumulator_class = ACCUMULATORS.get(type(node))
     if accumulator_class is None:
         raise ExpressionError(f"unsupported aggregate {type(node).__name__.upper()}: docs/functions.md lists "
                               "the aggregates there are", node, rule="aggregate")
     argument = node.this
+    # DISTINCT merges through its inner aggregate's add, COUNT(*) by its count
+    if merging and not (isinstance(argument, (exp.Star, exp.Distinct)) or accumulator_class.can_merge()):
+        raise ExpressionError(f"{type(node).__name__.upper()} cannot combine the partial results of two sessions, "
+                              "which WINDOW SESSION does when a record bridges them: use a TUMBLING or HOPPING "
+                              "window, or another aggregate", node, rule="session-aggregate")
     if isinstance(argument, exp.Star):  # COUNT(*)
         return AggregateCall(node.sql(), CountRows, None)
     distinct = isinstance(argument, exp.Distinct)
@@ -342,6 +171,6 @@ def _fingerprint(node: exp.Expression, scope: Scope) -> Any:
 
 def _output_name(expression: exp.Expression) -> str:
     """The alias, else the column name, else the expression text."""
-    if isinstance(expression, exp.Alias) or isinstance(expression, exp.Column):
+    if isinstance(expression, (exp.Alias, exp.Column)):
         return expression.alias_or_name
     return expression.sql()

@@ -40,8 +40,8 @@ def check_statement(ctx: Context, statement: exp.Expr, declared: dict[str, exp.E
     for stream_query in statement.find_all(StreamQuery):
         emit = stream_query.args.get("emit")
         if emit is not None and emit.name == "FINAL" and not _windowed_aggregation(stream_query.this):
-            raise ctx.error("emit-final", "EMIT FINAL emits a windowed aggregate once its window closes, and "
-                            "this query has no WINDOW TUMBLING|HOPPING (...) GROUP BY: write EMIT CHANGES", emit)
+            raise ctx.error("emit-final", "EMIT FINAL emits a windowed aggregate once its window closes, and this "
+                            "query has no WINDOW TUMBLING|HOPPING|SESSION (...) GROUP BY: write EMIT CHANGES", emit)
     top = _query_of(statement)
     if isinstance(top, exp.SetOperation):
         raise ctx.error("unsupported-clause", f"{top.key.upper()} is not supported: write one query per input, "

@@ -9,10 +9,14 @@
 
 from __future__ import annotations
 
-
 from streamjoin.plan import nodes as n
 from streamjoin.plan.changelog_nodes import ChangelogNormalize, Deduplicate
-from streamjoin.plan.window_nodes import WindowAggregate, WindowAssign, WindowSpec, WindowTvfJoin
+from streamjoin.plan.window_nodes import (
+    WindowAggregate,
+    WindowAssign,
+    WindowSpec,
+    WindowTvfJoin,
+)
 
 
 def explain(target) -> str:
@@ -51,6 +55,13 @@ def _window(window: n.RelationWindow | None) -> str:
         return "current row"
     amount = _ms(window.preceding) if window.unit == "RANGE" else f"{window.preceding} rows"
     return f"{window.unit} {amount} preceding" + (f" to {window.following}" if window.following else "")
+
+
+def _group_window(window: n.GroupWindow) -> str:
+    """ksqlDB's WINDOW clause of a GROUP BY: its size (a session's gap), grace and emission."""
+    sizes = [_ms(window.size_ms)] + ([_ms(window.advance_ms)] if window.kind == "HOPPING" else [])
+    emit = "each window once, when it closes" if window.emit_final else "every update"
+    return f"{window.kind}({', '.join(sizes)}) grace {_ms(window.grace_ms)} ({emit})"
 
 
 def _window_spec(window: WindowSpec) -> str:
@@ -96,7 +107,8 @@ def _describe(node: n.PlanNode) -> str:
     if isinstance(node, n.Aggregate):
         aggs = ", ".join(f"{k}={v.sql()}" for k, v in node.aggregates.items())
         having = f"  having {node.having.sql()}" if node.having is not None else ""
-        return f"Aggregate  group by [{_sql(node.group_by)}]  {aggs}{having}  table"
+        window = f"  window {_group_window(node.window)}" if node.window is not None else ""
+        return f"Aggregate  group by [{_sql(node.group_by)}]  {aggs}{having}{window}  table"
     return node.label
 
 

@@ -236,7 +236,9 @@ class GroupWindow:
     """ksqlDB `WINDOW TUMBLING|HOPPING (SIZE ..., [ADVANCE BY ...], [GRACE PERIOD ...])` of a GROUP
     BY: a row counts in every window [start, start + size) that holds its ts, starts being
     multiples of advance (= size when tumbling). A window takes rows until stream time reaches
-    its end + grace. emit_final (EMIT FINAL): a window's rows come out once, when it closes."""
+    its end + grace. emit_final (EMIT FINAL): a window's rows come out once, when it closes.
+    `WINDOW SESSION (gap, [GRACE PERIOD ...])`: size_ms is the inactivity gap (advance_ms too);
+    sessions are the rows' own spans (streamjoin.runtime.sessions)."""
 
     kind: str
     size_ms: int

@@ -245,8 +245,9 @@ def _result_window(ctx: Context, project: n.Project, scope) -> SourceWindow | No
     bounds = set(ctx.flavour.window_columns)
     if not any(k.name in bounds for k in project.key):
         return None
-    if isinstance(project.child, n.Aggregate) and project.child.window is not None:
-        return SourceWindow(project.child.window.kind, project.child.window.size_ms)
+    window = project.child.window if isinstance(project.child, n.Aggregate) else None
+    if window is not None:  # a session's bounds are its rows' times: no size
+        return SourceWindow(window.kind, None if window.kind == "SESSION" else window.size_ms)
     return next((e.source.window for e in scope.entries if e.source and e.source.window), None)
 
 

@@ -93,9 +93,9 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     comparisons.check(ctx, scope, having, "HAVING")
     if having is not None and not aggregated:
         raise ctx.error("having", "HAVING needs GROUP BY or an aggregate", select.args["having"])
-    aggregation_window = _aggregation_window(ctx, select, emit_final)
+    aggregation_window = _aggregation_window(ctx, select, emit_final, current)
     if aggregation_window is not None and not aggregated:
-        raise ctx.error("window-without-group-by", "WINDOW TUMBLING|HOPPING needs GROUP BY", select)
+        raise ctx.error("window-without-group-by", "WINDOW TUMBLING|HOPPING|SESSION needs GROUP BY", select)
     if aggregated:
         aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
         key = tuple(group_by) + (_BOUNDS if aggregation_window else ())
@@ -124,19 +124,25 @@ _BOUNDS = (exp.column("WINDOWSTART"), exp.column("WINDOWEND"))
 _DAY_MS = 24 * 3_600_000
 
 
-def _aggregation_window(ctx: Context, select: exp.Select, emit_final: bool) -> n.GroupWindow | None:
+def _aggregation_window(ctx: Context, select: exp.Select, emit_final: bool, below: Input) -> n.GroupWindow | None:
     window = next((w for w in select.args.get("windows") or [] if isinstance(w, AggregationWindow)), None)
     if window is None:  # EMIT FINAL without a window is rejected before planning (plan.checks)
         return None
     kind = window.args["kind"]
-    if kind == "SESSION":
-        raise ctx.error("session-window", "WINDOW SESSION aggregations are not supported yet; use TUMBLING or "
-                        "HOPPING", window)
+    if kind == "SESSION" and below.node.kind != "stream":
+        # a session's bounds are its rows' times; a changelog's retraction carries the time of
+        # the change, not of the row it withdraws, so it cannot say which session to shrink
+        names = ", ".join(e.alias for e in below.entries)
+        raise ctx.error("session-window", f"WINDOW SESSION groups the rows of a stream, and the rows it reads "
+                        f"here ({names}) are a table's changelog: aggregate a stream", window)
     size = window.args["size"].millis
+    if kind == "SESSION" and size <= 0:
+        raise ctx.error("session-window", f"a SESSION window's inactivity gap must be more than 0 ms, not {size}",
+                        window)
     advance = window.args["advance"].millis if window.args.get("advance") else size
     if not 0 < advance <= size:
         raise ctx.error("window-advance", f"ADVANCE BY must be more than 0 and at most SIZE ({size} ms)", window)
-    # no GRACE PERIOD: Kafka Streams' old default, a day's retention minus the window
+    # no GRACE PERIOD: Kafka Streams' old default, a day's retention minus the window (or gap)
     grace = window.args["grace"].millis if window.args.get("grace") else max(_DAY_MS - size, 0)
     return n.GroupWindow(kind, size, advance, grace, emit_final)
 

@@ -14,7 +14,6 @@ from typing import Any
 from streamjoin.runner.cases import ExpectedRecord
 
 
-
 @dataclass(frozen=True)
 class OutputRecord:
     """One record read back from a sink topic, decoded."""
@@ -26,16 +25,19 @@ class OutputRecord:
     key: Any
     value: Any  # a dict, a primitive, or None for a tombstone
     window: tuple[int, int] | None = None  # a windowed key's (start, end)
+    window_type: str | None = None  # TIME | SESSION: how the key encodes the window
     headers: tuple[tuple[str, bytes | None], ...] = ()  # but the engine's replay header
 
     def describe(self) -> str:
         window = f" window={list(self.window)}" if self.window else ""
+        window += f" {self.window_type}" if self.window_type else ""
         headers = f" headers={_headers(self.headers)}" if self.headers else ""
         return _describe(self.ts, self.key, self.value) + window + headers
 
 
 def describe_expected(expected: ExpectedRecord) -> str:
     window = f" window={[expected.window['start'], expected.window['end']]}" if expected.window else ""
+    window += f" {expected.window['type'].upper()}" if expected.window and expected.window.get("type") else ""
     headers = f" headers={_headers(expected.header_pairs)}" if expected.has_headers else ""
     return _describe(expected.ts if expected.has_ts else _ABSENT, expected.key if expected.has_key else _ABSENT,
                      expected.value) + window + headers
@@ -81,6 +83,10 @@ def matches(expected: ExpectedRecord, actual: OutputRecord) -> bool:
     if expected.has_key and normalize(expected.key) != normalize(actual.key):
         return False
     if expected.window is not None and (expected.window["start"], expected.window["end"]) != actual.window:
+        return False
+    # a TIME and a SESSION windowed key with the same bounds are different bytes
+    kind = expected.window.get("type") if expected.window is not None else None
+    if kind and actual.window_type and kind.upper() != actual.window_type:
         return False
     if expected.has_headers and expected.header_pairs != actual.headers:
         return False

@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from streamjoin.serde.formats import SerdeSpec, decode
 from streamjoin.kafka.murmur2 import default_partition
 from streamjoin.kafka.records import ConsumedRecord, dedupe_replayed
 from streamjoin.runner.compare import OutputRecord
 from streamjoin.runtime.contract import without_replay_header
+from streamjoin.serde.formats import SerdeSpec, decode
 
 
 def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[OutputRecord]:
@@ -24,7 +24,7 @@ def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[Outpu
         key = None if parts is None else (parts[0] if len(parts) == 1 else
                                           dict(zip((n for n, _ in serde.key_columns), parts)))
         out.append(OutputRecord(r.topic, r.partition, r.offset, r.timestamp_ms, key, _plain(decoded.value, serde),
-                                window, without_replay_header(tuple(r.headers))))
+                                window, serde.window, without_replay_header(tuple(r.headers))))
     return out
 
 

@@ -34,6 +34,7 @@ from streamjoin.runtime.stages import (
     RekeyStage,
     Stage,
 )
+from streamjoin.runtime.sessions import SessionAggregateStage
 from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
 from streamjoin.runtime.windowed import WindowedAggregateStage
 from streamjoin.runtime.windows import WindowAggregateStage, WindowAssignStage, zone_offset
@@ -127,11 +128,15 @@ class _Builder:
             child = self.build(node.child.child)
             select = [exp.alias_(e.copy(), name) for name, e in columns.items()]
             scope = self.scope(child.relations)
-            plan = compile_aggregates(select, scope, list(node.child.group_by), node.child.having)
+            window = None if isinstance(node.child, P.WindowAggregate) else node.child.window
+            sessions = window is not None and window.kind == "SESSION"  # merges groups: every aggregate must merge
+            plan = compile_aggregates(select, scope, list(node.child.group_by), node.child.having, merging=sessions)
             if isinstance(node.child, P.WindowAggregate):
                 stage = WindowAggregateStage(plan, alias, compile_expr(node.child.window_end, scope))
-            elif node.child.window is not None:
-                stage = WindowedAggregateStage(plan, alias, node.child.window)
+            elif sessions:
+                stage = SessionAggregateStage(plan, alias, window)
+            elif window is not None:
+                stage = WindowedAggregateStage(plan, alias, window)
             else:
                 stage = AggregateStage(plan, alias)
         else:

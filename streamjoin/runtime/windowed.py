@@ -11,6 +11,7 @@ emits each window's row once, when it closes, windows in order of their end.
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ class WindowedAggregateStage(Stage):
     closing: list = field(default_factory=list)  # heap of (end + grace, order, key): when each window closes
     stream_time: int | None = None
     order: int = 0
-    late: int = 0
+    metrics: Counter = field(default_factory=Counter)  # `late`: reported with the task's counts
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
         if event.env is None:  # a keyed deletion carries no row to retract
@@ -41,7 +42,7 @@ class WindowedAggregateStage(Stage):
         for start in self.starts(event.ts):
             end = start + self.window.size_ms
             if end + self.window.grace_ms <= self.stream_time:
-                self.late += 1
+                self.metrics["late"] += 1
                 continue
             key = group + (start, end)
             entry = self.groups.get(key)

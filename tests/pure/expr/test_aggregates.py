@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 import sqlglot
 
-from streamjoin.expr.aggregates import Avg, Count, CountRows, Distinct, Max, Min, Sum, compile_aggregates
+from streamjoin.expr.accumulators import (
+    Accumulator,
+    Avg,
+    Count,
+    CountRows,
+    Distinct,
+    Max,
+    Min,
+    Sum,
+)
+from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.expr.compile import ExpressionError, Scope
 
 
@@ -33,7 +43,7 @@ CASES = [
          [Decimal("0.1"), Decimal("0.3"), Decimal("0.2")]),
     Case("SUM of DECIMAL and DOUBLE is DOUBLE", Sum, [("+", Decimal("1.5")), ("+", 1.0)], [Decimal("1.5"), 2.5]),
     Case("AVG of INT is DOUBLE", Avg, [("+", 1), ("+", 2), ("-", 1), ("-", 2)], [1.0, 1.5, 2.0, None]),
-    Case("AVG of DECIMAL is DECIMAL", Avg, [("+", Decimal("1")), ("+", Decimal("2"))], [Decimal("1"), Decimal("1.5")]),
+    Case("AVG of DECIMAL is DECIMAL", Avg, [("+", Decimal(1)), ("+", Decimal(2))], [Decimal(1), Decimal("1.5")]),
     # MIN/MAX keep a multiset: retracting the extreme falls back to the next value
     Case("MAX falls back on retraction", Max, [("+", 5), ("+", 9), ("+", 9), ("-", 9), ("-", 9), ("-", 5)],
          [5, 9, 9, 9, 5, None]),
@@ -60,6 +70,65 @@ def test_accumulator(case: Case) -> None:
 def test_retracting_what_was_never_added_is_an_error(accumulator: Any) -> None:
     with pytest.raises(ValueError, match="never received"):
         accumulator().retract(3)
+
+
+@dataclass
+class MergeCase:
+    """Two sessions' values merged: `result` is the merged accumulator's result, which must also
+    be what one accumulator given both sides' values returns."""
+
+    accumulator: Any
+    left: list[Any]
+    right: list[Any]
+    result: Any
+
+
+MERGE_CASES = {
+    "COUNT(*) adds the counts": MergeCase(CountRows, [1, None], [None], 3),
+    "COUNT(x) adds the non-NULL counts": MergeCase(Count, [1, None], [2], 2),
+    "SUM adds the totals": MergeCase(Sum, [5, 7], [1], 13),
+    "SUM of an all-NULL side stays the other's": MergeCase(Sum, [None], [Decimal("1.5")], Decimal("1.5")),
+    "SUM of two all-NULL sides is NULL": MergeCase(Sum, [None], [None], None),
+    "AVG weighs by both counts": MergeCase(Avg, [1, 2, 3], [10], 4.0),
+    "MIN over both multisets": MergeCase(Min, ["b", "c"], ["a"], "a"),
+    "MAX over both multisets": MergeCase(Max, [5], [9, None], 9),
+    "COUNT(DISTINCT x) counts a value both sides saw once": MergeCase(lambda: Distinct(Count()), ["a", "b"],
+                                                                     ["b", "c", "c"], 3),
+    "SUM(DISTINCT x)": MergeCase(lambda: Distinct(Sum()), [3, 4], [4, 5], 12),
+}
+
+
+@pytest.mark.parametrize("name", MERGE_CASES)
+def test_merge(name: str) -> None:
+    case = MERGE_CASES[name]
+    left, right, whole = case.accumulator(), case.accumulator(), case.accumulator()
+    for value in case.left:
+        left.add(value)
+        whole.add(value)
+    for value in case.right:
+        right.add(value)
+        whole.add(value)
+    left.merge(right)
+    assert left.result() == whole.result() == case.result
+
+
+def test_merged_values_can_be_retracted() -> None:
+    # MAX keeps the merged multiset: retracting the right side's maximum falls back to the left's
+    left, right = Max(), Max()
+    left.add(5)
+    right.add(9)
+    left.merge(right)
+    left.retract(9)
+    assert left.result() == 5
+
+
+def test_an_accumulator_without_merge_cannot_merge() -> None:
+    class Opaque(CountRows):
+        merge = Accumulator.merge
+
+    assert (CountRows.can_merge(), Opaque.can_merge()) == (True, False)
+    with pytest.raises(NotImplementedError):
+        Opaque().merge(Opaque())
 
 
 def test_flink_rates_sum_running_totals() -> None:

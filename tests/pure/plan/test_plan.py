@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pytest
 from sqlglot import exp
 
-from streamjoin.plan.catalog import Catalog
-from streamjoin.plan import nodes as n
 from streamjoin.plan import explain, plan_program
+from streamjoin.plan import nodes as n
+from streamjoin.plan.catalog import Catalog
 
 
 def _src(name, kind, key, columns, partitions=1, timestamp=None):
@@ -122,6 +122,19 @@ def test_explain_shows_topology():
     text = explain(query)
     for part in ("Sink query_1", "Project", "StreamTableJoin INNER", "Repartition (join key)", "Source unkeyed", "output key: [UID]"):
         assert part in text, text
+
+
+@pytest.mark.parametrize("window, shown", [
+    ("TUMBLING (SIZE 1 MINUTE)", "window TUMBLING(1m) grace 1439m (every update)"),
+    ("HOPPING (SIZE 10 SECONDS, ADVANCE BY 5 SECONDS, GRACE PERIOD 0 SECONDS) GROUP BY id EMIT FINAL",
+     "window HOPPING(10s, 5s) grace 0ms (each window once, when it closes)"),
+    ("SESSION (30 SECONDS, GRACE PERIOD 1 MINUTE)", "window SESSION(30s) grace 1m (every update)"),
+])
+def test_explain_shows_the_aggregation_window(window, shown):
+    group = "" if "GROUP BY" in window else " GROUP BY id"
+    [query] = plan_program(f"CREATE TABLE t AS SELECT id, COUNT(*) AS n FROM ls WINDOW {window}{group};", CATALOG,
+                           "ksqldb").queries
+    assert shown in explain(query)
 
 
 @pytest.mark.parametrize("setting, flavour, expected", [

@@ -82,6 +82,11 @@ COMPARE_CASES = [
      [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, headers=(("b", b"\0"), ("a", None)))], True, "record 0"),
     # not listed: not compared
     ([exp(value={"v": 1})], [OutputRecord("t", 0, 0, 1, 1, {"v": 1}, headers=(("h", b"!"),))], True, None),
+    # ... and its type: a SESSION key is not the TIME key of the same bounds
+    ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "session"})],
+     [OutputRecord("t", 0, 0, 5, 1, {"v": 1}, (0, 5), "SESSION")], True, None),
+    ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "SESSION"})],
+     [OutputRecord("t", 0, 0, 5, 1, {"v": 1}, (0, 5), "TIME")], True, "window=[0, 5] TIME"),
 ]
 
 

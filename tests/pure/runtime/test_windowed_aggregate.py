@@ -55,17 +55,53 @@ def test_windowed_aggregate(name):
     assert [(r.key, *r.window, r.value and r.value["N"], r.ts) for r in records] == case.expected
 
 
-@pytest.mark.parametrize("sql, rule", [
-    ("SELECT user, COUNT(*) FROM clicks WINDOW SESSION (30 SECONDS) GROUP BY user", "session-window"),
-    ("SELECT user, COUNT(*) FROM clicks GROUP BY user EMIT FINAL", "emit-final"),
-    ("SELECT user FROM clicks WINDOW TUMBLING (SIZE 1 SECOND)", "window-without-group-by"),
+USERS = "CREATE TABLE users (user STRING PRIMARY KEY, region STRING) WITH (kafka_topic='users', value_format='JSON');"
+
+
+# `at`: the text the error points at (an AggregationWindow is positioned at its gap)
+@pytest.mark.parametrize("sql, rule, at", [
+    ("SELECT user, COUNT(*) FROM clicks GROUP BY user EMIT FINAL", "emit-final", "EMIT"),
+    ("SELECT user FROM clicks WINDOW TUMBLING (SIZE 1 SECOND)", "window-without-group-by", "user"),
+    ("SELECT user FROM clicks WINDOW SESSION (1 SECOND)", "window-without-group-by", "user"),
+    # a session's bounds are its rows' times: a table's changelog cannot say which to shrink
+    ("SELECT region, COUNT(*) FROM users WINDOW SESSION (30 SECONDS) GROUP BY region", "session-window", "30 SECONDS"),
+    # a stream-table join's result is a stream
+    (("SELECT u.region, COUNT(*) FROM clicks c JOIN users u ON c.user = u.user WINDOW SESSION (30 SECONDS) "
+     "GROUP BY u.region"), None, None),
+    ("SELECT user, COUNT(*) FROM clicks WINDOW SESSION (0 SECONDS) GROUP BY user", "session-window", "0 SECONDS"),
 ])
-def test_window_rules(sql, rule):
+def test_window_rules(sql, rule, at):
     from streamjoin.dialect import StreamJoinError
     from streamjoin.plan import plan_program
     from streamjoin.runner.planned import case_catalog
 
-    catalog = case_catalog(SqlCase.from_json({"id": "c", "dialect": "ksqldb", "setup": SETUP, "sql": ""}))
+    catalog = case_catalog(SqlCase.from_json({"id": "c", "dialect": "ksqldb", "setup": SETUP + [USERS], "sql": ""}))
+    statement = f"CREATE TABLE t AS {sql};"
+    if rule is None:
+        assert plan_program(statement, catalog, "ksqldb").queries
+        return
     with pytest.raises(StreamJoinError) as caught:
-        plan_program(f"CREATE TABLE t AS {sql};", catalog, "ksqldb")
-    assert caught.value.rule == rule
+        plan_program(statement, catalog, "ksqldb")
+    assert (caught.value.rule, caught.value.line, caught.value.col) == (rule, 1, statement.index(at) + 1)
+
+
+@pytest.mark.parametrize("window", ["TUMBLING (SIZE 10 SECONDS, GRACE PERIOD 2 SECONDS)",
+                                    "SESSION (10 SECONDS, GRACE PERIOD 2 SECONDS)"])
+def test_late_rows_are_in_the_task_counts(window):
+    # a@1, b@30, a@4 (seconds): a's window (or session) closed at 12, so a@4 is late; the run
+    # report reads the task's counters
+    from streamjoin.kafka.records import place
+    from streamjoin.runtime.contract import InputRow
+
+    inputs = [{"source": "clicks", "ts": ts, "key": user, "value": {"page": "p"}}
+              for ts, user in [(1000, "a"), (30000, "b"), (4000, "a")]]
+    sql_case = SqlCase.from_json({"id": "late", "dialect": "ksqldb", "setup": SETUP, "inputs": inputs,
+                                  "sql": f"CREATE TABLE t AS SELECT user, COUNT(*) AS n FROM clicks WINDOW {window} "
+                                         "GROUP BY user;"})
+    planned = plan_case(sql_case, "")
+    runtime = planned.queries[0].factory(0)
+    for offset, record in enumerate(sql_case.inputs):
+        placed = place(*planned.input_target(record), sequence=offset)
+        runtime.process(InputRow(placed.topic, placed.partition, offset, placed.record.timestamp_ms,
+                                 placed.record.key, placed.record.value))
+    assert runtime.counters()["late"] == 1
