@@ -8,12 +8,13 @@ import pytest
 
 from streamjoin.dialect import StreamJoinError
 from streamjoin.kafka.records import ConsumedRecord
-from streamjoin.runner.cases import Case as SuiteCase, ExpectError, ExpectedRecord
+from streamjoin.runner.arrival import Arrival, arrival_segments
+from streamjoin.runner.cases import Case as SuiteCase
+from streamjoin.runner.cases import ExpectedRecord, ExpectError
+from streamjoin.runner.compare import OutputRecord, compare
 from streamjoin.runner.wire import decode_output
 from streamjoin.runtime.contract import REPLAY_HEADER
 from streamjoin.serde.formats import SerdeSpec, encode_key, encode_value
-from streamjoin.runner.arrival import Arrival, arrival_segments
-from streamjoin.runner.compare import OutputRecord, compare
 
 
 @dataclass(frozen=True)
