@@ -51,6 +51,18 @@ def _never_added(value: Any) -> ValueError:
     return ValueError(f"retracting {value!r}, which this aggregate never received")
 
 
+def _take_one(counts: Counter, value: Any) -> bool:
+    """One `value` fewer in `counts`; True when that was its last. A value never added is an error."""
+    if counts[value] == 0:
+        del counts[value]
+        raise _never_added(value)
+    counts[value] -= 1
+    if counts[value]:
+        return False
+    del counts[value]
+    return True
+
+
 class CountRows(Accumulator):
     """COUNT(*): every row, NULL or not."""
 
@@ -148,15 +160,9 @@ class _Extreme(Accumulator):
             self._stale = True
 
     def retract(self, value: Any) -> None:
-        if value is None:
-            return
-        if self.values[value] == 0:
-            del self.values[value]
-            raise _never_added(value)
-        self.values[value] -= 1
-        if self.values[value] == 0:
-            del self.values[value]
-        self._stale = True
+        if value is not None:
+            _take_one(self.values, value)
+            self._stale = True
 
     def merge(self, other: _Extreme) -> None:
         self.values.update(other.values)
@@ -191,14 +197,7 @@ class Distinct(Accumulator):
                 self.inner.add(value)
 
     def retract(self, value: Any) -> None:
-        if value is None:
-            return
-        if self.seen[value] == 0:
-            del self.seen[value]
-            raise _never_added(value)
-        self.seen[value] -= 1
-        if self.seen[value] == 0:
-            del self.seen[value]
+        if value is not None and _take_one(self.seen, value):
             self.inner.retract(value)
 
     def result(self) -> Any:
