@@ -25,7 +25,8 @@ LATEST = """query Latest($path: [String!]!) { assetOrError(assetKey: {path: $pat
   ... on Asset { assetMaterializations(limit: 1) { runId
     metadataEntries { label ... on IntMetadataEntry { intValue } } } } } }"""
 LOCATION = "{ workspaceOrError { ... on Workspace { locationEntries { name } } } }"
-ALL_RUNS = """{ runsOrError(limit: 200) { ... on Runs { results { runId jobName status } } } }"""
+ALL_RUNS = """{ runsOrError(limit: 200) { ... on Runs { results {
+  runId jobName status startTime endTime } } } }"""
 CHECKS = """query Checks($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) {
   ... on AssetNode { assetChecksOrError { ... on AssetChecks { checks { name
     executionForLatestMaterialization { status evaluation { description } } } } } } } }"""
