@@ -96,10 +96,10 @@ def test_hand_launch_sensor_queues_runs_and_every_query_ends_green(hand_server, 
     assert most_at_once(runs) <= HAND_SPARK_RUNS, [(r["startTime"], r["endTime"]) for r in runs]
     for job in STREAMS:  # checks evaluated after a sensor run (live_status by the next status
         # tick at the latest), all green
-        ui_driver.wait_for(lambda: green(hand_server, job.removeprefix("stream_")),
+        ui_driver.wait_for(lambda job=job: green(hand_server, job.removeprefix("stream_")),
                            f"the checks of {job} to pass", timeout_s=60)
-    ui_driver.lineage(page, hand_server, "clicks_enriched_3", [],
-                      ARTIFACTS / "hand-sensor-all-green.png")
+    assert ui_driver.lineage(page, hand_server, "clicks_enriched_3", ["clicks_enriched_3"],
+                             ARTIFACTS / "hand-sensor-all-green.png") == []
 
 
 def most_at_once(runs: list[dict]) -> int:
@@ -176,8 +176,8 @@ def test_sql_lineage_and_a_broken_file_beside_working_ones(sql_server, browser):
                                  "CLICKS_ENRICHED.topic", "clicks_enriched.table"],
                                 ARTIFACTS / "sql-lineage.png")
     assert missing == []
-    text = ui_driver.lineage(page, sql_server, "broken_join", [], ARTIFACTS / "sql-broken.png")
-    assert text == []
+    assert ui_driver.lineage(page, sql_server, "broken_join", ["broken_join"],
+                             ARTIFACTS / "sql-broken.png") == []  # drawn as a graph node
     page.goto(f"{sql_server.url}/assets/broken_join")
     page.get_by_text("broken_join.sql:2:").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "sql-broken-asset.png"))
