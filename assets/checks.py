@@ -4,6 +4,7 @@ to judge says so as a warning — it never passes over nothing. `live_status` is
 the `query_status` sensor between runs. Each check calls the `engine` resource's `Engine` with the
 `Query` the definitions were built from."""
 
+import functools
 import json
 from collections import Counter
 
@@ -25,12 +26,15 @@ SHOWN_DIFFERENCES = 5
 DESCRIPTIONS = {
     COPARTITIONED: "Each join's two inputs, as they reach the join (after any repartition topic), "
                    "have the same partition count on the broker: otherwise records with equal "
-                   "keys land in different tasks and never meet.",
+                   "keys land in different tasks and never meet. Warns while an input topic "
+                   "does not exist yet.",
     LAG: "The records on the input topics not yet in the query's checkpoint are at most "
-         "STREAMJOIN_MAX_CONSUMER_LAG (a warning: the next run catches up).",
+         "STREAMJOIN_MAX_CONSUMER_LAG (a warning: the next run catches up). Warns while the "
+         "input topics hold no records.",
     DEAD_LETTERS: "The latest run dead-lettered nothing: every input record decoded and every "
                   "result fitted its topic and Delta table (the rejected ones are in the "
-                  "`-dead-letters` topic and table, with their reason). Warns before any run.",
+                  "`-dead-letters` topic and table, with their reason). Warns before any run "
+                  "and after a run that read no records.",
     REPLAY: "Streaming equals batch: the rows streaming wrote to the Delta table for the latest "
             "closed time window that holds data equal, as a multiset, the rows Engine.backfill "
             "recomputes for that window in batch (differences listed). Warns when there is no "
@@ -62,9 +66,11 @@ def _query_checks(query: Query, config: PlatformConfig) -> dg.AssetChecksDefinit
                           specs=[_spec(key, name) for name in check_names(query)])
     def run(context: dg.AssetCheckExecutionContext, engine: EngineResource):
         client = engine.get_engine()  # no broker or Spark until a check needs them
+        # Asked once, by the first check that needs to know which inputs exist and hold records.
+        topics = functools.cache(lambda: engine.describe_topics(list(input_topics(query))))
         checks = {
-            COPARTITIONED: lambda: copartitioned(client, query),
-            LAG: lambda: lag_under_limit(client, query, config.max_consumer_lag),
+            COPARTITIONED: lambda: copartitioned(client, query, topics()),
+            LAG: lambda: lag_under_limit(client, query, config.max_consumer_lag, topics()),
             DEAD_LETTERS: lambda: no_dead_letters(context.instance, key),
             REPLAY: lambda: streaming_equals_batch(client, query, config),
             LIVE: lambda: live_status(context, client, query, config),
@@ -96,24 +102,48 @@ def live_status(context, engine: Engine, query: Query, config: PlatformConfig):
                         query_state(context.instance, engine, query, config, this_run))
 
 
-def copartitioned(engine: Engine, query: Query) -> dg.AssetCheckResult:
+def input_topics(query: Query) -> tuple[str, ...]:
+    """The topics the query's joins read: its sources and its repartition topics."""
+    return (*query.source_topics, *query.repartition_topics)
+
+
+def copartitioned(engine: Engine, query: Query, described: dict) -> dg.AssetCheckResult:
+    """`described`: the resource's describe_topics of the input topics (existing ones only)."""
+    key = query_key(query)
     problems = engine.copartitioning_problems(query)
-    return dg.AssetCheckResult(
-        asset_key=query_key(query), check_name=COPARTITIONED, passed=not problems,
-        metadata={"problems": dg.MetadataValue.md("\n".join(f"- {p}" for p in problems) or "none")})
+    metadata = {"problems": dg.MetadataValue.md("\n".join(f"- {p}" for p in problems) or "none")}
+    missing = [topic for topic in input_topics(query) if topic not in described]
+    # Declared counts that disagree fail now (creating the topics as declared keeps them apart);
+    # declared counts that agree prove nothing until the broker holds the topics.
+    if missing and not problems:
+        return _no_data(key, COPARTITIONED, f"{', '.join(missing)} not created yet: only the "
+                                            "declared partition counts agree", metadata)
+    return dg.AssetCheckResult(asset_key=key, check_name=COPARTITIONED, passed=not problems,
+                               metadata=metadata)
 
 
-def lag_under_limit(engine: Engine, query: Query, limit: int) -> dg.AssetCheckResult:
+def lag_under_limit(engine: Engine, query: Query, limit: int,
+                    described: dict) -> dg.AssetCheckResult:
+    """`described`: as for `copartitioned`. The end offsets say whether any record was ever
+    written: a lag of 0 over a log that never held one is no evidence of keeping up."""
+    key = query_key(query)
+    held = {topic: sum(described[topic]["end_offsets"].values()) if topic in described else None
+            for topic in query.source_topics}
+    if not any(held.values()):
+        where = ", ".join(f"{topic} ({'not created' if n is None else 'empty'})"
+                          for topic, n in held.items())
+        return _no_data(key, LAG, f"no records on the input topics yet: {where}",
+                        {"limit": dg.MetadataValue.int(limit)})
     lag = engine.consumer_lag(query)
     return dg.AssetCheckResult(
-        asset_key=query_key(query), check_name=LAG, passed=lag <= limit,
+        asset_key=key, check_name=LAG, passed=lag <= limit,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"consumer_lag": dg.MetadataValue.int(lag), "limit": dg.MetadataValue.int(limit)})
 
 
 def _no_data(key: dg.AssetKey, name: str, why: str, metadata: dict | None = None):
     return dg.AssetCheckResult(asset_key=key, check_name=name, passed=False,
-                               severity=dg.AssetCheckSeverity.WARN, description=why,
+                               severity=dg.AssetCheckSeverity.WARN, description=f"no data: {why}",
                                metadata={"evaluated": dg.MetadataValue.text(f"no data: {why}"),
                                          **(metadata or {})})
 
@@ -122,9 +152,16 @@ def no_dead_letters(instance: dg.DagsterInstance, key: dg.AssetKey) -> dg.AssetC
     metadata = latest_metadata(instance, key)
     if metadata is None:
         return _no_data(key, DEAD_LETTERS, "not materialized yet: no run to judge")
-    dead = int(metadata.get("dead_letters", 0))
+    dead, read = int(metadata.get("dead_letters", 0)), metadata.get("input_rows")
+    figures = {"dead_letters": dg.MetadataValue.int(dead)}
+    if read is not None:
+        figures["input_rows"] = dg.MetadataValue.int(int(read))
+    # A dead letter fails whatever was read (a repartition step may reject records too).
+    if dead == 0 and read == 0:
+        return _no_data(key, DEAD_LETTERS, "the latest run read no records: nothing could be "
+                                           "dead-lettered", figures)
     return dg.AssetCheckResult(asset_key=key, check_name=DEAD_LETTERS, passed=dead == 0,
-                               metadata={"dead_letters": dg.MetadataValue.int(dead)})
+                               metadata=figures)
 
 
 def _canonical(row: dict) -> str:

@@ -78,17 +78,19 @@ class FakeEngine(Engine):
     reports. Paths (`delta_path`, ...) are the real Engine's, from the settings of the resource
     that handed it out. `rows`: what a run appends to the query's Delta table; `run_s`: how long
     an available_now run takes; a continuous run lasts until its stream is stopped (or
-    `stop_after_s`). `records`: {topic: newest records} for the previews; `offsets`: {topic: end
-    offsets} (default one empty partition)."""
+    `stop_after_s`). `input_rows`: the records a run reports it read. `records`: {topic: newest
+    records} for the previews; `offsets`: {topic: end offsets} (default one empty partition; {}:
+    the topic does not exist)."""
 
     def __init__(self, lag: int = 0, fail_runs: bool = False, dead_letters: int = 0,
-                 on_backfill=None, rows: list[dict] | None = None, run_s: float = 0.0) -> None:
+                 on_backfill=None, rows: list[dict] | None = None, run_s: float = 0.0,
+                 input_rows: int = 10, offsets: dict[str, dict[int, int]] | None = None) -> None:
         super().__init__(Settings(), spark=FakeSpark())
         self.lag, self.fail_runs, self.dead_letters = lag, fail_runs, dead_letters
         self.on_backfill = on_backfill  # called with the query: what the batch recomputation writes
-        self.rows, self.run_s = rows or [], run_s
+        self.rows, self.run_s, self.input_rows = rows or [], run_s, input_rows
         self.records: dict[str, list[dict]] = {}
-        self.offsets: dict[str, dict[int, int]] = {}
+        self.offsets: dict[str, dict[int, int]] = offsets or {}
         self.calls: list = []
         self.data_loss_policies: list = []  # on_data_loss of each run, as the asset passed it
 
@@ -97,14 +99,16 @@ class FakeEngine(Engine):
         self.data_loss_policies.append(on_data_loss)
         if self.fail_runs:
             raise RuntimeError("query crashed")
-        report = RunReport(query=query.name, input_rows=10, output_rows=7, rows_per_second=100.0,
-                           batch_duration_ms=50, batches=1, watermark_ms=1_000, late_records=1,
+        report = RunReport(query=query.name, input_rows=self.input_rows, output_rows=7,
+                           rows_per_second=100.0, batch_duration_ms=50,
+                           batches=1 if self.input_rows else 0,  # nothing read: no batch ran
+                           watermark_ms=1_000, late_records=1,
                            dropped_records=2, dead_letters=self.dead_letters,
                            output_topic=query.output_topic, delta_path=self.delta_path(query),
                            delta_version=3)
         if self.rows:
-            from deltalake import write_deltalake
             import pyarrow as pa
+            from deltalake import write_deltalake
             write_deltalake(self.delta_path(query), pa.Table.from_pylist(self.rows), mode="append")
         if on_progress:
             on_progress(report)
@@ -151,8 +155,10 @@ def fake_resources(fake: FakeEngine, **config) -> dict:
             return fake.offsets.get(topic, {0: 0})
 
         def describe_topics(self, topics: list[str]) -> dict[str, dict]:
+            # Like the real one: topics that do not exist (no partitions) are left out.
             return {topic: {"partitions": len(self.end_offsets(topic)),
-                            "end_offsets": self.end_offsets(topic)} for topic in topics}
+                            "end_offsets": self.end_offsets(topic)} for topic in topics
+                    if self.end_offsets(topic)}
 
         def latest_records(self, topic: str, limit: int = 10) -> list[dict]:
             return fake.records.get(topic, [])[:limit]
@@ -161,7 +167,8 @@ def fake_resources(fake: FakeEngine, **config) -> dict:
     return {"engine": FakeEngineResource(spark=spark, **config), "spark": spark}
 
 
-from tests.paths import REPO  # noqa: E402
+from tests.paths import REPO
+
 DAY_MS = 86_400_000
 # The sample records (1970 timestamps) moved to two days the backfill partitions can hold.
 FIRST_DAY = "2026-11-19"

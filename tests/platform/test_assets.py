@@ -1,8 +1,9 @@
 """The asset factory and definitions on a hand-built SqlProject with a fake engine (the Dagster
 layer alone): lineage and node labels, descriptions, code versions, the metadata and previews of
-a materialization, run config, a broken file beside working ones, and the Delta root configured
-on the engine resource."""
+a materialization, the warning of a run that read nothing, run config, a broken file beside
+working ones, and the Delta root configured on the engine resource."""
 
+import logging
 from dataclasses import dataclass
 
 import dagster as dg
@@ -111,6 +112,24 @@ def test_run_config_chooses_what_a_data_loss_does(project, engine, resources, in
     assert dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
                           instance=instance, resources=resources, run_config=config).success
     assert engine.data_loss_policies == [passed]
+
+
+EMPTY = ("clicks_enriched read no new records from clickstream, click_users (empty topics? "
+         "`make ui` seeds the sample data)")
+
+
+@pytest.mark.parametrize("input_rows, warnings", [(0, [EMPTY]), (10, [])],
+                         ids=["read nothing", "read records"])
+def test_a_run_that_read_nothing_says_so(project, engine, resources, instance, input_rows,
+                                         warnings):
+    """A run over empty topics (a first run before the samples are seeded) warns, naming the
+    topics and how to seed them; a run that read records does not."""
+    engine.input_rows = input_rows
+    result = dg.materialize([build_assets(project, resources["engine"]).queries["clicks_enriched"]],
+                            instance=instance, resources=resources)
+    logged = [entry.user_message for entry in instance.all_logs(result.run_id)
+              if entry.level == logging.WARNING]
+    assert (result.success, logged) == (True, warnings)
 
 
 @dataclass(frozen=True)

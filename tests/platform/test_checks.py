@@ -1,7 +1,8 @@
 """The asset checks on a hand-built SqlProject with a fake engine: what each reports after a run,
-that a check over no data warns (never passes), that every check says what it proves, that the
-checks run with each materialization whichever job launched it, and the streaming == batch
-comparison of the latest closed window that holds data."""
+that a check over no data (topics not created or empty, a run that read nothing) warns saying so
+and never passes, that every check says what it proves, that the checks run with each
+materialization whichever job launched it, and the streaming == batch comparison of the latest
+closed window that holds data."""
 
 from dataclasses import dataclass
 
@@ -15,12 +16,22 @@ from tests.platform.fixtures import DAY_MS, FIRST_DAY_MS
 
 pytestmark = pytest.mark.platform
 OK, WARN, FAIL = "passed", "warning", "failed"
+NO_DATA = "warning: no data"  # a warning whose message says there was nothing to judge
+
+# End offsets of the join's inputs: {} = the topic does not exist; unlisted topics exist, empty.
+REPARTITION = "clicks_enriched-clicks-repartition"
+NOT_CREATED = {"clickstream": {}, "click_users": {}, REPARTITION: {}}
+SEEDED = {"clickstream": {0: 3, 1: 2}, "click_users": {0: 1, 1: 1}}  # repartition topic empty
 
 
 def verdict(evaluation) -> str:
     if evaluation.passed:
         return OK
-    return WARN if evaluation.severity == dg.AssetCheckSeverity.WARN else FAIL
+    if evaluation.severity == dg.AssetCheckSeverity.ERROR:
+        return FAIL
+    said = evaluation.description or ""
+    return NO_DATA if said.startswith("no data: ") and \
+        evaluation.metadata["evaluated"].value == said else WARN
 
 
 def query_checks(project, config, name):
@@ -31,6 +42,8 @@ def query_checks(project, config, name):
 class CheckCase:
     name: str
     materialized: bool
+    offsets: dict  # the input topics' end offsets (see NOT_CREATED)
+    input_rows: int = 10  # what the run reports it read
     dead_letters: int = 0
     lag: int = 0
     rows: tuple = ()  # what the run streams into the Delta table
@@ -38,24 +51,44 @@ class CheckCase:
 
 
 CHECKS = [
-    CheckCase("before any run: no data, no pass", False, expected={
-        "copartitioned": OK, "consumer_lag_under_limit": OK, "no_dead_letters": WARN,
-        "streaming_equals_batch": WARN, "live_status": WARN}),
-    CheckCase("a run that streamed rows of a closed day", True, rows=({"n": 1, "__ts": 5},), expected={
-        "copartitioned": OK, "consumer_lag_under_limit": OK, "no_dead_letters": OK,
-        "streaming_equals_batch": OK, "live_status": OK}),
-    CheckCase("a run over no rows compares nothing", True, expected={
-        "copartitioned": OK, "consumer_lag_under_limit": OK, "no_dead_letters": OK,
-        "streaming_equals_batch": WARN, "live_status": OK}),
-    CheckCase("dead letters and lag over the limit", True, dead_letters=4, lag=101, expected={
-        "copartitioned": OK, "consumer_lag_under_limit": WARN, "no_dead_letters": FAIL,
-        "streaming_equals_batch": WARN, "live_status": WARN}),
+    CheckCase("before any run, no topic created yet", False, NOT_CREATED, expected={
+        "copartitioned": NO_DATA, "consumer_lag_under_limit": NO_DATA,
+        "no_dead_letters": NO_DATA, "streaming_equals_batch": NO_DATA, "live_status": WARN}),
+    CheckCase("before any run, empty topics", False, {}, expected={
+        "copartitioned": OK, "consumer_lag_under_limit": NO_DATA, "no_dead_letters": NO_DATA,
+        "streaming_equals_batch": NO_DATA, "live_status": WARN}),
+    CheckCase("sources seeded, repartition topic not created yet", False,
+              {**SEEDED, REPARTITION: {}}, lag=5, expected={
+                  "copartitioned": NO_DATA, "consumer_lag_under_limit": OK,
+                  "no_dead_letters": NO_DATA, "streaming_equals_batch": NO_DATA,
+                  "live_status": WARN}),
+    CheckCase("a run over empty topics read nothing", True, {}, input_rows=0, expected={
+        "copartitioned": OK, "consumer_lag_under_limit": NO_DATA, "no_dead_letters": NO_DATA,
+        "streaming_equals_batch": NO_DATA, "live_status": OK}),
+    CheckCase("a run that streamed rows of a closed day", True, SEEDED,
+              rows=({"n": 1, "__ts": 5},), expected={
+                  "copartitioned": OK, "consumer_lag_under_limit": OK, "no_dead_letters": OK,
+                  "streaming_equals_batch": OK, "live_status": OK}),
+    CheckCase("a run that read nothing new: caught up over earlier records", True, SEEDED,
+              input_rows=0, expected={
+                  "copartitioned": OK, "consumer_lag_under_limit": OK,
+                  "no_dead_letters": NO_DATA, "streaming_equals_batch": NO_DATA,
+                  "live_status": OK}),
+    CheckCase("a run that read nothing, yet dead letters (of its repartition step)", True,
+              SEEDED, input_rows=0, dead_letters=2, expected={
+                  "copartitioned": OK, "consumer_lag_under_limit": OK, "no_dead_letters": FAIL,
+                  "streaming_equals_batch": NO_DATA, "live_status": OK}),
+    CheckCase("dead letters and lag over the limit", True, SEEDED, dead_letters=4, lag=101,
+              expected={"copartitioned": OK, "consumer_lag_under_limit": WARN,
+                        "no_dead_letters": FAIL, "streaming_equals_batch": NO_DATA,
+                        "live_status": WARN}),
 ]
 
 
 @pytest.mark.parametrize("case", CHECKS, ids=lambda c: c.name)
 def test_checks(project, engine, resources, instance, case):
     engine.dead_letters, engine.lag, engine.rows = case.dead_letters, case.lag, list(case.rows)
+    engine.input_rows, engine.offsets = case.input_rows, case.offsets
     config = PlatformConfig(max_consumer_lag=100)
     query = build_assets(project, resources["engine"]).queries["clicks_enriched"]
     checks = query_checks(project, config, "clicks_enriched")
@@ -65,6 +98,37 @@ def test_checks(project, engine, resources, instance, case):
                             selection=dg.AssetSelection.checks_for_assets(query))
     assert {e.check_name: verdict(e) for e in result.get_asset_check_evaluations()} == \
         case.expected
+
+
+@dataclass(frozen=True)
+class NoDataCase:
+    offsets: dict
+    check: str
+    said: str  # in the warning's message
+
+
+NO_DATA_MESSAGES = [
+    NoDataCase(NOT_CREATED, "copartitioned", "clickstream, click_users, "
+                                             f"{REPARTITION} not created yet"),
+    NoDataCase({**SEEDED, REPARTITION: {}}, "copartitioned", f": {REPARTITION} not created yet"),
+    NoDataCase(NOT_CREATED, "consumer_lag_under_limit",
+               "no records on the input topics yet: clickstream (not created), "
+               "click_users (not created)"),
+    NoDataCase({}, "consumer_lag_under_limit", "clickstream (empty), click_users (empty)"),
+    NoDataCase({}, "no_dead_letters", "not materialized yet"),
+]
+
+
+@pytest.mark.parametrize("case", NO_DATA_MESSAGES, ids=lambda c: f"{c.check}: {c.said}")
+def test_no_data_warnings_say_what_is_missing(project, engine, resources, instance, case):
+    engine.offsets = case.offsets
+    checks = query_checks(project, PlatformConfig(), "clicks_enriched")
+    result = dg.materialize(checks, instance=instance, resources=resources,
+                            selection=dg.AssetSelection.checks(
+                                dg.AssetCheckKey(dg.AssetKey("clicks_enriched"), case.check)))
+    [evaluation] = result.get_asset_check_evaluations()
+    assert (verdict(evaluation), case.said in evaluation.description) == (NO_DATA, True), \
+        evaluation.description
 
 
 def test_every_check_says_what_it_proves(project):
@@ -108,8 +172,8 @@ REPLAYS = [
 def test_streaming_equals_batch_check(project, engine, resources, instance, case):
     """The check compares the Delta rows of the latest closed window holding data (here a day
     before a newer, still open one) before and after the batch recomputation."""
-    from deltalake import write_deltalake
     import pyarrow as pa
+    from deltalake import write_deltalake
 
     spec = project.query("clicks_enriched")
 

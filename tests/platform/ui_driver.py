@@ -25,7 +25,8 @@ LATEST = """query Latest($path: [String!]!) { assetOrError(assetKey: {path: $pat
   ... on Asset { assetMaterializations(limit: 1) { runId
     metadataEntries { label ... on IntMetadataEntry { intValue } } } } } }"""
 LOCATION = "{ workspaceOrError { ... on Workspace { locationEntries { name } } } }"
-ALL_RUNS = """{ runsOrError(limit: 200) { ... on Runs { results { runId jobName status } } } }"""
+ALL_RUNS = """{ runsOrError(limit: 200) { ... on Runs { results {
+  runId jobName status startTime endTime } } } }"""
 CHECKS = """query Checks($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) {
   ... on AssetNode { assetChecksOrError { ... on AssetChecks { checks { name
     executionForLatestMaterialization { status evaluation { description } } } } } } } }"""
@@ -61,24 +62,26 @@ def settle(page: Page, timeout_ms: int = 15_000) -> None:
     page.wait_for_timeout(500)
 
 
-def shown(label: str, text: str) -> bool:
-    """Whether the page shows the node label whole or shortened as `head…tail`."""
-    if label in text:
-        return True
-    return any(head and label.startswith(head) and label.endswith(tail)
-               for line in text.splitlines() if "…" in line
-               for head, tail in [line.strip().split("…", 1)])
+# The asset graph draws each node's full label in its `data-tooltip` (the text may be shortened
+# as `head…tail`); matching those, not the page's text, keeps the header's asset name from
+# passing for a node.
+DRAWN = "() => [...document.querySelectorAll('[data-tooltip]')].map(node => node.dataset.tooltip)"
 
 
 def lineage(page: Page, server: Webserver, query: str, labels: list[str], shot: Path) -> list[str]:
-    """Open the query asset's lineage (neighbours, depth 3); return the labels not shown."""
+    """Open the query asset's lineage (neighbours, depth 3); return the labels no graph node has."""
     page.goto(f"{server.url}/assets/{query}?view=lineage&lineageScope=neighbors&lineageDepth=3")
     page.get_by_text("Latest event").first.wait_for()
     _dismiss_welcome(page)  # also lets the graph layout settle before the screenshot
     settle(page)
+    try:  # the graph lays its nodes out after the page has loaded
+        page.wait_for_function(f"labels => labels.every(label => ({DRAWN})().includes(label))",
+                               arg=labels, timeout=15_000)
+    except PlaywrightTimeout:
+        pass  # the labels still missing are returned below
     page.screenshot(path=str(shot))
-    text = page.inner_text("body")
-    return [label for label in labels if not shown(label, text)]
+    drawn = set(page.evaluate(DRAWN))
+    return [label for label in labels if label not in drawn]
 
 
 def wait_runs(server: Webserver, job: str, count: int) -> list[dict]:
