@@ -192,19 +192,19 @@ def checks(server: Webserver, path: list[str]) -> dict[str, tuple[str | None, st
 
 def show_check(page: Page, server: Webserver, asset: str, check: str, shot: Path) -> str:
     """Open the check's page (description, latest evaluation, metadata, plots); its text."""
-    page.goto(f"{server.url}/assets/{asset}?view=checks&checkDetail={check}")
-    page.get_by_text("Latest execution").first.wait_for()
-    _dismiss_welcome(page)
-    settle(page)
-    page.screenshot(path=str(shot), full_page=True)
-    return page.inner_text("body")
+    return _page_text(page, f"{server.url}/assets/{asset}?view=checks&checkDetail={check}", "Latest execution", shot)
 
 
 def show_asset(page: Page, server: Webserver, key: str, shot: Path) -> str:
     """Open the asset's overview (`key` as in the URL, e.g. delta/x.table): its latest
     materialization's metadata, tables (the `latest_rows` previews) included. The page's text."""
-    page.goto(f"{server.url}/assets/{key}")
-    page.get_by_text("Latest materialization").first.wait_for()
+    return _page_text(page, f"{server.url}/assets/{key}", "Latest materialization", shot)
+
+
+def _page_text(page: Page, url: str, loaded_when: str, shot: Path) -> str:
+    """Open `url`, wait until `loaded_when` shows, screenshot the whole page; its text."""
+    page.goto(url)
+    page.get_by_text(loaded_when).first.wait_for()
     _dismiss_welcome(page)
     settle(page)
     page.screenshot(path=str(shot), full_page=True)
