@@ -35,6 +35,9 @@ ui: $(STAMP)
 	$(VENV)/bin/streamjoin broker start
 	$(VENV)/bin/python -m jobs.samples
 	mkdir -p .dagster_home && sed 's/{spark_runs}/$(SPARK_RUNS)/' dagster.yaml > .dagster_home/dagster.yaml
+	# The pool's limit set before the daemon starts: the default limit only takes effect after
+	# the first dequeue, which would launch every queued run at once (see dagster.yaml).
+	DAGSTER_HOME=$(CURDIR)/.dagster_home $(VENV)/bin/dagster instance concurrency set spark $(SPARK_RUNS)
 	DAGSTER_HOME=$(CURDIR)/.dagster_home $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
 
 FLINK_VENV := .venv-flink

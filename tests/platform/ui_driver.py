@@ -27,6 +27,8 @@ LATEST = """query Latest($path: [String!]!) { assetOrError(assetKey: {path: $pat
 LOCATION = "{ workspaceOrError { ... on Workspace { locationEntries { name } } } }"
 ALL_RUNS = """{ runsOrError(limit: 200) { ... on Runs { results {
   runId jobName status startTime endTime } } } }"""
+STEP_STATS = """query Steps($runId: ID!) { runOrError(runId: $runId) { ... on Run {
+  stepStats { stepKey startTime endTime } } } }"""
 CHECKS = """query Checks($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) {
   ... on AssetNode { assetChecksOrError { ... on AssetChecks { checks { name
     executionForLatestMaterialization { status evaluation { description } } } } } } } }"""

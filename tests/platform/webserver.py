@@ -63,9 +63,13 @@ def start(workdir: Path, target: list[str], home: Path, env: dict[str, str],
     home.mkdir(parents=True, exist_ok=True)
     (home / "dagster.yaml").write_text(
         INSTANCE_TEMPLATE.read_text().replace("{spark_runs}", str(spark_runs)))
+    dagster = Path(sys.executable).parent / "dagster"
+    # as `make ui` does: the pool's limit in place before the queue's first dequeue
+    subprocess.run([str(dagster), "instance", "concurrency", "set", "spark", str(spark_runs)],
+                   env={**os.environ, **env, "DAGSTER_HOME": str(home)}, check=True,
+                   stdout=subprocess.DEVNULL)
     port = free_port()
     log_path = home / "dagster-dev.log"
-    dagster = Path(sys.executable).parent / "dagster"
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             [str(dagster), "dev", "-h", "127.0.0.1", "-p", str(port), *target],
