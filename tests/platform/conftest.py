@@ -3,9 +3,14 @@
 import dagster as dg
 import pytest
 
-from tests.platform.fixtures import (FakeEngine, fake_resources, hand_project,
-                                      produce_shifted_samples)
 from streamjoin.app.project import SqlProject
+from tests.platform import ui_driver
+from tests.platform.fixtures import (
+    FakeEngine,
+    fake_resources,
+    hand_project,
+    produce_shifted_samples,
+)
 
 
 @pytest.fixture
@@ -48,3 +53,20 @@ def pytest_configure(config):
                     # Dagster's nested-resource setup calls its own deprecated property.
                     "InitResourceContext.dagster_run is deprecated"):
         config.addinivalue_line("filterwarnings", f"ignore:{message}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian chromium for the UI tests (skipped, saying why, where it is missing)."""
+    if not ui_driver.CHROMIUM.exists():
+        reason = f"{ui_driver.CHROMIUM} missing: apt-get install chromium"
+        print(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    ui_driver.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(ui_driver.CHROMIUM),
+                                              args=ui_driver.CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

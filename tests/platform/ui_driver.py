@@ -11,6 +11,8 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from tests.platform import webserver
+from tests.platform.fixtures import FIRST_DAY, REPO
 from tests.platform.webserver import Webserver
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -19,6 +21,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-sync"]
 RUN_TIMEOUT_S = 300.0  # a Spark run on a busy 2-core machine takes minutes
 FINISHED = ("SUCCESS", "FAILURE", "CANCELED")
+ARTIFACTS = REPO / "tests" / "artifacts"  # the screenshots
+NEXT_DAY = "2026-11-20"  # a backfill partition after FIRST_DAY
 RUNS = """query Runs($job: String!) { runsOrError(filter: {pipelineName: $job}) {
   ... on Runs { results { runId status tags { key value } } } } }"""
 LATEST = """query Latest($path: [String!]!) { assetOrError(assetKey: {path: $path}) {
@@ -221,3 +225,20 @@ def show_runs(page: Page, server: Webserver, status: str, shot: Path) -> None:
     except PlaywrightTimeout:
         pass
     page.screenshot(path=str(shot))
+
+
+def serve(root: Path, target: list[str], env: dict[str, str], spark_runs: int) -> Webserver:
+    """`dagster dev` on `target` with its state under `root`, backfill partitions from FIRST_DAY
+    and the status sensor ticking every 5 s."""
+    return webserver.start(REPO, target, root / "dagster_home",
+                           {"STREAMJOIN_HOME": str(root / "streamjoin"),
+                            "STREAMJOIN_BACKFILL_START": FIRST_DAY,
+                            "STREAMJOIN_STATUS_INTERVAL_S": "5", **env}, spark_runs)
+
+
+def green(server: Webserver, query: str) -> bool:
+    return {status for status, _ in checks(server, [query]).values()} == {"SUCCEEDED"}
+
+
+def live_state(server: Webserver, query: str) -> str:
+    return checks(server, [query])["live_status"][1] or ""

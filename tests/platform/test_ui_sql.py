@@ -1,0 +1,115 @@
+"""The Dagster UI in headless Chromium against `dagster dev` with `make ui`'s instance, serving
+the real sql/ folder plus a broken file on the session broker: lineage, a broken file beside
+working ones, a materialization and its checks, a dead letter, live lag, start and stop of a
+Spark query, a backfill. Screenshots go to tests/artifacts/."""
+
+import shutil
+
+import pytest
+
+from streamjoin.kafka import admin
+from streamjoin.kafka.records import OutRecord
+from tests.platform import ui_driver
+from tests.platform.fixtures import FIRST_DAY, FIRST_DAY_MS, REPO
+from tests.platform.ui_driver import ARTIFACTS, NEXT_DAY, live_state, serve
+
+pytestmark = pytest.mark.platform
+BROKEN = "CREATE STREAM broken_join AS\n  SELECT * FROM orders o JOIN payments p ON p.id = o.id;\n"
+
+
+@pytest.fixture(scope="module")
+def sql_server(pageviews_samples, tmp_path_factory):
+    """The real definitions over a copy of sql/ with a broken file; own STREAMJOIN_HOME
+    (checkpoints, Delta), the session broker; one Spark run at a time."""
+    root = tmp_path_factory.mktemp("ui-sql")
+    shutil.copytree(REPO / "sql", root / "sql")
+    (root / "sql" / "ksqldb" / "broken_join.sql").write_text(BROKEN)
+    server = serve(root, ["-w", "workspace.yaml"],
+                   {"STREAMJOIN_KAFKA_BOOTSTRAP": pageviews_samples,
+                    "STREAMJOIN_SQL_DIR": str(root / "sql")}, 1)
+    yield server
+    server.stop()
+
+
+def test_sql_lineage_and_a_broken_file_beside_working_ones(sql_server, browser):
+    page = ui_driver.new_page(browser)
+    missing = ui_driver.lineage(page, sql_server, "clicks_enriched",
+                                ["clickstream.topic", "click_users.topic",
+                                 "CLICKS_ENRICHED-0-repartition.topic", "clicks_enriched",
+                                 "CLICKS_ENRICHED.topic", "clicks_enriched.table"],
+                                ARTIFACTS / "sql-lineage.png")
+    assert missing == []
+    assert ui_driver.lineage(page, sql_server, "broken_join", ["broken_join"],
+                             ARTIFACTS / "sql-broken.png") == []  # drawn as a graph node
+    page.goto(f"{sql_server.url}/assets/broken_join")
+    page.get_by_text("broken_join.sql:2:").first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "sql-broken-asset.png"))
+    assert "ksqldb/broken_join.sql:2:" in page.inner_text("body")
+    ui_driver.wait_for(lambda: live_state(sql_server, "broken_join").startswith("broken: "),
+                       "the broken state", timeout_s=90)
+
+
+def test_sql_materialize_checks_and_a_dead_letter(sql_server, pageviews_samples, browser):
+    admin.produce(pageviews_samples, "pageviews",
+                  [OutRecord(b'"User_9"', b'{"viewtime": ', FIRST_DAY_MS + 240_000)])
+    views = sum(admin.end_offsets(pageviews_samples, "pageviews").values())
+    page = ui_driver.new_page(browser)
+    run = ui_driver.materialize(page, sql_server, "pageviews_enriched",
+                                ARTIFACTS / "sql-materialize.png")
+    assert run["status"] == "SUCCESS"
+    dead = run["metadata"]["dead_letters"]
+    assert dead >= 1 and run["metadata"]["output_rows"] + dead == views
+    # The run evaluates every check, but a status-sensor tick that read the materializations just
+    # before this one reports live_status against the previous one, hiding the run's evaluation
+    # until its next tick (5 s here) reports against this one.
+    checks = ui_driver.wait_for(lambda: evaluated_checks(sql_server, "pageviews_enriched"),
+                                "every check evaluated for the materialization", timeout_s=30)
+    assert checks["no_dead_letters"][0] == "FAILED"
+    text = " ".join(ui_driver.show_asset(
+        page, sql_server, "delta/pageviews_enriched-dead-letters.table",
+        ARTIFACTS / "sql-dead-letters.png").split())
+    assert "value: not valid JSON" in text and '{"viewtime":' in text
+
+
+def evaluated_checks(server, query: str) -> dict | None:
+    """The checks of the query's latest materialization once each has passed or failed."""
+    found = ui_driver.checks(server, [query])
+    return found if all(status in ("SUCCEEDED", "FAILED") for status, _ in found.values()) else None
+
+
+def test_sql_live_lag(sql_server, pageviews_samples, browser):
+    admin.produce(pageviews_samples, "pageviews",
+                  [OutRecord(b'"User_1"', b'{"viewtime": 3, "pageid": "Page_ui"}',
+                             FIRST_DAY_MS + 300_000)])
+    ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith(
+        "lagging, lag 1:"), "the lag to show", timeout_s=90)
+    text = ui_driver.show_check(ui_driver.new_page(browser), sql_server, "pageviews_enriched",
+                                "live_status", ARTIFACTS / "sql-live-lag.png")
+    assert "1 new record since run" in text
+
+
+def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
+    page = ui_driver.new_page(browser)
+    run = ui_driver.launch(page, sql_server, "start_pageviews_enriched",
+                           ARTIFACTS / "sql-start.png", asset_job=True)
+    ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith(
+        "running, lag 0"), "the running query to catch up")
+    ui_driver.launch(page, sql_server, "stop_pageviews_enriched", ARTIFACTS / "sql-stop.png",
+                     asset_job=False)
+    ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith("stopped"),
+                       "the stopped state")
+    text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
+                                ARTIFACTS / "sql-live-stopped.png")
+    assert "stopped on request (stop_pageviews_enriched run" in text
+    text = ui_driver.show_asset(page, sql_server, "pageviews_enriched",
+                                ARTIFACTS / "sql-stopped.png")
+    assert "stopped_at_offsets" in text and '"pageviews"' in text
+    assert [r["status"] for r in ui_driver.job_runs(sql_server, "start_pageviews_enriched")
+            if r["runId"] == run] == ["SUCCESS"]
+
+
+def test_sql_backfill(sql_server, browser):
+    statuses = ui_driver.backfill(ui_driver.new_page(browser), sql_server,
+                                  "backfill_pageviews_enriched", [FIRST_DAY, NEXT_DAY],
+                                  ARTIFACTS / "sql-backfill.png")
+    assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}
