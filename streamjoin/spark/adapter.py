@@ -39,6 +39,7 @@ from streamjoin.spark.paged_state import (
     load_runtime,
     save_runtime,
 )
+from streamjoin.spark.task_keys import task_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,7 +104,7 @@ class TaskProcessor(StatefulProcessor):
     def handleInputRows(self, key: tuple, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         import pandas as pd  # see the class docstring
 
-        task = int(key[0])
+        task = task_of(int(key[0]))
         lap = Laps()
         saved = self.runtime_state.get()
         runtime: TaskRuntime = self.new_runtime(task) if saved is None else load_runtime(saved[0], self.pages)

@@ -22,13 +22,14 @@ from streamjoin.spark.adapter import (
 )
 from streamjoin.spark.query import TaskRouting, input_columns
 from streamjoin.spark.session import kafka_source_for_query
+from streamjoin.spark.task_keys import task_of
 
 
 def _task(function: TaskProcessor):
     def run(frame: pd.DataFrame) -> pd.DataFrame:
         if frame.empty:
             return pd.DataFrame([], columns=COLUMNS)
-        runtime = function.new_runtime(int(frame["task"].iloc[0]))
+        runtime = function.new_runtime(task_of(int(frame["task"].iloc[0])))
         out = process_rows(runtime, ordered_rows(frame))
         out.extend(output_rows(runtime, runtime.end_of_input(), None))
         return pd.DataFrame(out, columns=COLUMNS)
@@ -46,5 +47,6 @@ def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, .
     if ending_timestamp is not None:
         reader = reader.option("endingTimestamp", str(ending_timestamp))
     rows = reader.load().select(*input_columns())
-    result = routing.assign(rows).groupBy("task").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow()
+    spread = routing.assign(rows, int(spark.conf.get("spark.sql.shuffle.partitions")))
+    result = spread.groupBy("task").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow()
     return result.filter(pa.compute.equal(result.column("channel"), SINK))

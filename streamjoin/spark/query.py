@@ -1,6 +1,6 @@
 """Run a compiled sub-topology as a Spark streaming query, Kafka to Kafka (+ Delta).
 
-    streamjoin_kafka source (all input topics) ─▶ groupBy(task)  [task = Kafka partition; see TaskRouting]
+    streamjoin_kafka source (all input topics) ─▶ groupBy(task)  [task = Kafka partition, one per core; TaskRouting]
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
       ─▶ foreachBatch: sink records → Kafka (+ replay header) and Delta; dead letters → their
          topic and Delta table; metric deltas → the run's report.
@@ -35,6 +35,7 @@ from streamjoin.spark.adapter import (
     TaskProcessor,
 )
 from streamjoin.spark.session import kafka_source_for_query
+from streamjoin.spark.task_keys import task_key
 
 
 class QueryFailed(RuntimeError):
@@ -84,18 +85,45 @@ class SinkTarget:
 class TaskRouting:
     """Which tasks read a row: the task of its Kafka partition, and for a broadcast topic every
     one of the `tasks` tasks (a foreign-key join's referenced table, as in a Kafka Streams
-    GlobalKTable)."""
+    GlobalKTable). `tasks` is the partition count of the widest input topic."""
 
     broadcast_topics: frozenset[str] = frozenset()
     tasks: int = 1
 
-    def assign(self, rows: DataFrame) -> DataFrame:
-        """`rows` with a `task` column; a broadcast topic's row once per task."""
-        if not self.broadcast_topics:
-            return rows.withColumn("task", F.col("partition"))
-        every = F.sequence(F.lit(0), F.lit(self.tasks - 1))
-        tasks = F.when(F.col("topic").isin(*sorted(self.broadcast_topics)), every).otherwise(F.array("partition"))
-        return rows.withColumn("task", F.explode(tasks))
+    def assign(self, rows: DataFrame, shuffle_partitions: int | None = None) -> DataFrame:
+        """`rows` with a `task` column, the grouping key of the row's task (`task_keys`): with
+        `shuffle_partitions`, a key that puts each task on its own shuffle partition; without,
+        the task number (a checkpoint written before keys were spread keeps its state keys).
+        A broadcast topic's row comes once per task."""
+        task = F.col("partition")
+        if self.broadcast_topics:
+            every = F.sequence(F.lit(0), F.lit(self.tasks - 1))
+            tasks = F.when(F.col("topic").isin(*sorted(self.broadcast_topics)), every).otherwise(F.array("partition"))
+            rows, task = rows.withColumn("task", F.explode(tasks)), F.col("task")
+        if shuffle_partitions is None:
+            return rows.withColumn("task", task)
+        keys = F.array(*(F.lit(task_key(t, shuffle_partitions)) for t in range(self.tasks)))
+        # A partition added to a topic after the query started keeps its number as its key.
+        return rows.withColumn("task", F.coalesce(F.try_element_at(keys, task + 1), task))
+
+
+TASK_KEYS_MARKER = "streamjoin-task-keys.json"
+
+
+def checkpoint_shuffle_partitions(spark: SparkSession, checkpoint: Path) -> int | None:
+    """The shuffle partitions the query's state is spread over, for `TaskRouting.assign`: Spark
+    keeps a checkpoint's first count for good, so it is noted beside the checkpoint when the
+    query first starts. None for a checkpoint Spark wrote before that note existed: its state is
+    keyed by the task numbers themselves, and must stay so."""
+    marker = checkpoint / TASK_KEYS_MARKER
+    if marker.exists():
+        return int(json.loads(marker.read_text())["shuffle_partitions"])
+    if any((checkpoint / "offsets").glob("[0-9]*")):
+        return None
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    checkpoint.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"shuffle_partitions": partitions}))
+    return partitions
 
 
 @dataclass
@@ -122,7 +150,8 @@ class StreamingRun:
         if self.max_offsets_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
         rows = reader.load().select(*input_columns())
-        results = self.routing.assign(rows).groupBy("task").transformWithStateInPandas(
+        tasks = self.routing.assign(rows, checkpoint_shuffle_partitions(spark, self.checkpoint))
+        results = tasks.groupBy("task").transformWithStateInPandas(
             self.task_processor, OUTPUT_SCHEMA, "Append", "None")
         writer = (results.writeStream.queryName(self.name)
                   .option("checkpointLocation", str(self.checkpoint))
@@ -212,8 +241,6 @@ def input_columns() -> list:
 def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:
     """One task per partition of the widest input topic (on the broker), so every row of a
     broadcast topic also has a task that owns, counts and dead-letters it."""
-    if not query.broadcast_topics:
-        return TaskRouting()
     consumer = offsets.offset_consumer(client_config)
     try:
         widest = 1 + max(tp.partition for tp in offsets.topic_partitions(consumer, list(query.input_topics)))
