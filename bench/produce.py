@@ -6,7 +6,9 @@ records (the ceiling from Python).
 Starts a private embedded broker under a temporary STREAMJOIN_HOME (or uses
 STREAMJOIN_KAFKA_BOOTSTRAP), no Spark; produces RECORDS records (~10-byte keys, ~60-byte JSON
 values) to a 2-partition topic REPEAT times per variant (keyed, as the enrichment query writes;
-keyless, round-robin) and prints records/s per run and the best.
+keyless, round-robin) and prints records/s per run and the best, with the CPU time of this
+process per record (the Python loop and librdkafka's threads; the broker is another process):
+on 2 shared cores the rates move 2x with the load, the CPU time much less.
 Usage: python bench/produce.py [RECORDS] [REPEAT]
 """
 
@@ -75,18 +77,22 @@ def main() -> None:
             print(f"load: {os.getloadavg()[0]:.2f}; {count:,} records x {repeat} per variant")
             for keyed in (True, False):
                 table = sink_table(topic, count, keyed)
-                rates = []
+                rates, cpu = [], []
                 for run in range(repeat):
-                    started = time.perf_counter()
+                    started, cpu_started = time.perf_counter(), time.process_time()
                     sent = produce_arrow(client_config, table.to_batches(), "bench", run)
                     seconds = time.perf_counter() - started
                     assert sent == count, sent
                     rates.append(count / seconds)
+                    cpu.append((time.process_time() - cpu_started) / count * 1e6)
                     print(f"  produce_arrow {'keyed' if keyed else 'keyless'} run {run}: {seconds:.2f} s, "
-                          f"{rates[-1]:,.0f} records/s")
-                print(f"produce_arrow {'keyed' if keyed else 'keyless'}: best {max(rates):,.0f} records/s")
-            seconds = min(bare_loop(client_config, sink_table(topic, count, True)) for _ in range(repeat))
-            print(f"bare librdkafka loop (key, value only): best {count / seconds:,.0f} records/s")
+                          f"{rates[-1]:,.0f} records/s, {cpu[-1]:.1f} us CPU/record")
+                print(f"produce_arrow {'keyed' if keyed else 'keyless'}: best {max(rates):,.0f} records/s, "
+                      f"{min(cpu):.1f} us CPU/record")
+            table, started = sink_table(topic, count, True), time.process_time()
+            seconds = min(bare_loop(client_config, table) for _ in range(repeat))
+            print(f"bare librdkafka loop (key, value only): best {count / seconds:,.0f} records/s, "
+                  f"{(time.process_time() - started) / count / repeat * 1e6:.1f} us CPU/record (mean)")
             print(f"load: {os.getloadavg()[0]:.2f}")
         finally:
             if not settings.kafka_bootstrap:
