@@ -56,7 +56,8 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
     write takes one client, so the records of a partition keep their order."""
     batches = list(batches)
     id_prefix = f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}.".encode()
-    if any(pc.any(pc.equal(_epoch_ms(batch), 0)).as_py() for batch in batches if "timestamp" in batch.schema.names):
+    if any(pc.any(pc.equal(_epoch_ms(batch), 0)).as_py()
+           for batch in batches if "timestamp" in batch.schema.names):
         return _send_with_kafka_python(client_config, batches, id_prefix, task, default_topic)
     failures: list[str] = []
 
@@ -100,7 +101,8 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
 class _Columns(NamedTuple):
     """The rows of one Arrow batch, column by column (no object per row). partitions: None where
     Kafka's partitioner places a keyed row. timestamps: epoch ms, None where none is given.
-    headers: the given (key, value) pairs of each row, None for none."""
+    headers: the given (key, value) pairs of each row, None for none. replay_ids: the value of
+    each row's replay header."""
 
     topics: list
     values: list
@@ -133,7 +135,8 @@ def _records(batches: Iterable[pa.RecordBatch], id_prefix: bytes, default_topic:
                           for row, (topic, key, partition) in enumerate(zip(topics, keys, explicit))]
         headers = repeat(None)
         if "headers" in column and column["headers"].null_count < rows:
-            headers = [[(h["key"], h["value"]) for h in row] if row else None for row in column["headers"].to_pylist()]
+            headers = [[(h["key"], h["value"]) for h in row] if row else None
+                       for row in column["headers"].to_pylist()]
         yield _Columns(topics, column["value"].to_pylist(), keys, partitions,
                       _epoch_ms(batch).to_pylist() if "timestamp" in column else repeat(None), headers,
                       [b"%b%d" % (id_prefix, n) for n in range(sequence, sequence + rows)])
@@ -150,7 +153,8 @@ def _send_with_kafka_python(client_config: dict, batches: list[pa.RecordBatch], 
                             default_topic: str | None) -> int:
     producer = bulk_producer(client_config)
     try:
-        records = [(topic, OutRecord(key, value, timestamp, (*(given or ()), (REPLAY_HEADER, replay_id)), partition))
+        records = [(topic, OutRecord(key, value, timestamp, (*(given or ()), (REPLAY_HEADER, replay_id)),
+                                     partition))
                    for columns in _records(batches, id_prefix, default_topic, task,
                                            lambda topic: kafka_partition_count(producer, topic))
                    for topic, value, key, partition, timestamp, given, replay_id in zip(*columns)]

@@ -16,8 +16,9 @@ from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
 
-def rows(batches, task=0, default_topic=None, counts=None) -> list[tuple]:
-    """(topic, value, key, partition, timestamp, headers, replay id) per row from `_records`."""
+def rows(batches, task=0, default_topic=None, counts=None) -> tuple[list[tuple], list[str]]:
+    """(topic, value, key, partition, timestamp, headers, replay id) per row from `_records`, and
+    the topics whose partition count it asked for."""
     asked = []
 
     def partition_count(topic):
@@ -45,7 +46,8 @@ def test_keyless_rows_go_round_robin_from_the_task_number_and_keyed_ones_to_the_
 
 
 def test_explicit_partitions_win_and_all_keyed_rows_ask_no_partition_count():
-    explicit = pa.record_batch({"key": [None, b"k"], "value": [b"1", b"2"], "partition": pa.array([4, None], pa.int32())})
+    explicit = pa.record_batch({"key": [None, b"k"], "value": [b"1", b"2"],
+                                "partition": pa.array([4, None], pa.int32())})
     found, asked = rows([explicit], default_topic="out", counts={"out": 2})
     assert [row[3] for row in found] == [4, None] and asked == []
     keyed = pa.record_batch({"key": [b"k", b"l"], "value": [b"1", b"2"]})
@@ -116,6 +118,7 @@ def producer(monkeypatch):
 
     def use(**settings):
         monkeypatch.setattr(rdkafka, "Producer", lambda config: FakeProducer(config, **settings))
+
     use()
     return use
 
@@ -139,8 +142,10 @@ def test_a_full_local_queue_is_drained_and_the_record_sent_again(producer):
     producer(full=2)
     assert rdkafka.produce_arrow({"bootstrap_servers": ["b:9092"]}, [SINK], "w", None) == 3
     (made,) = FakeProducer.made
-    assert [args[7] for args in made.produced][0] == {REPLAY_HEADER: b"w:batch:0.0"}
-    assert len(made.produced) == 3 and made.polls >= 2
+    assert [args[7] for args in made.produced] == [{REPLAY_HEADER: b"w:batch:0.0"},
+                                                   [("origin", b"x"), (REPLAY_HEADER, b"w:batch:0.1")],
+                                                   {REPLAY_HEADER: b"w:batch:0.2"}]
+    assert made.polls >= 2
 
 
 @pytest.mark.parametrize("settings, message", [
