@@ -5,6 +5,8 @@ results. The control path (admin, offsets, lag, samples, dead letters) stays on 
 Why two clients: measured on the embedded broker (2 cores), librdkafka produced ~294k msg/s and
 consumed ~193k msg/s from a Python loop; kafka-python produced 12-16k msg/s inside the sink and
 read ~80k msg/s, and its pure-Python partitioner and CRC checks cost more than the network.
+`produce_arrow`, which adds a timestamp and the replay header to every record, sends ~150-250k
+records/s there (`bench/produce.py`).
 
 Both clients take the same settings (`streamjoin.kafka.client.kafka_client_config`); `rdkafka_config`
 translates them. librdkafka's `murmur2_random` partitioner is Kafka's default partitioner for
