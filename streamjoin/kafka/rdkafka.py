@@ -5,6 +5,8 @@ results. The control path (admin, offsets, lag, samples, dead letters) stays on 
 Why two clients: measured on the embedded broker (2 cores), librdkafka produced ~294k msg/s and
 consumed ~193k msg/s from a Python loop; kafka-python produced 12-16k msg/s inside the sink and
 read ~80k msg/s, and its pure-Python partitioner and CRC checks cost more than the network.
+`produce_arrow`, which adds a timestamp and the replay header to every record, sends ~150-250k
+records/s there (`bench/produce.py`).
 
 Both clients take the same settings (`streamjoin.kafka.client.kafka_client_config`); `rdkafka_config`
 translates them. librdkafka's `murmur2_random` partitioner is Kafka's default partitioner for
@@ -15,12 +17,15 @@ deterministic round-robin, so a replayed batch lands where the first attempt did
 from __future__ import annotations
 
 import time
-from typing import Iterable, Iterator
+from itertools import repeat
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
 from streamjoin.kafka.producer import bulk_producer, choose_partition, send_all
+from streamjoin.kafka.producer import partition_count as kafka_partition_count
 from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 
 STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
@@ -51,72 +56,123 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
     librdkafka reads a timestamp of 0 as "now", so a write holding a record of event time 0
     (1970-01-01T00:00:00Z) goes through kafka-python instead, which sends it as it is; the whole
     write takes one client, so the records of a partition keep their order."""
-    id_prefix = f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}."
-    records = list(_records(batches, id_prefix, default_topic))
-    if any(record.timestamp_ms == 0 for _, record in records):
-        producer = bulk_producer(client_config)
-        try:
-            return send_all(producer, records, first_sequence=task)
-        finally:
-            producer.close()
-    producer = Producer({**rdkafka_config(client_config), "partitioner": "murmur2_random", "acks": "all",
-                         "linger.ms": 20, "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000,
-                         "queue.buffering.max.kbytes": 512 * 1024})
+    batches = list(batches)
+    id_prefix = f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}.".encode()
+    if any(pc.any(pc.equal(_epoch_ms(batch), 0)).as_py()
+           for batch in batches if "timestamp" in batch.schema.names):
+        return _send_with_kafka_python(client_config, batches, id_prefix, task, default_topic)
     failures: list[str] = []
 
     def delivered(error, message) -> None:
-        if error is not None:
-            failures.append(f"{message.topic()}[{message.partition()}]: {error}")
+        failures.append(f"{message.topic()}[{message.partition()}]: {error}")
 
-    partitions_of: dict[str, int] = {}
-    for sequence, (topic, record) in enumerate(records):
-        partition = record.partition
-        if partition is None and record.key is None:  # round-robin by position, from the task number on
-            if topic not in partitions_of:
-                partitions_of[topic] = _partition_count(producer, topic)
-            partition = choose_partition(None, partitions_of[topic], task + sequence)
-        options = {"key": record.key, "value": record.value, "headers": list(record.headers),
-                   "on_delivery": delivered}
-        if partition is not None:
-            options["partition"] = partition
-        if record.timestamp_ms is not None:
-            options["timestamp"] = record.timestamp_ms
-        _produce(producer, topic, options)
+    # Only failed deliveries call back into Python (a successful one would cost a Message object
+    # and a call per record); flush() still waits for every acknowledgement.
+    producer = Producer({**rdkafka_config(client_config), "partitioner": "murmur2_random", "acks": "all",
+                         "linger.ms": 20, "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000,
+                         "queue.buffering.max.kbytes": 512 * 1024, "on_delivery": delivered,
+                         "delivery.report.only.error": True})
+    counts: dict[str, int] = {}
+
+    def partition_count(topic: str) -> int:
+        if topic not in counts:
+            counts[topic] = _partition_count(producer, topic)
+        return counts[topic]
+
+    produce, sent = producer.produce, 0
+    for columns in _records(batches, id_prefix, default_topic, task, partition_count):
+        for topic, value, key, partition, timestamp, given, replay_id in zip(*columns):
+            # Positional (topic, value, key, partition, callback, on_delivery, timestamp, headers):
+            # faster to parse than keywords. -1 and 0 are librdkafka's "its partitioner" and "now";
+            # a dict of headers is faster for it to read than a list of pairs.
+            args = (topic, value, key, -1 if partition is None else partition, None, None, timestamp or 0,
+                    [*given, (REPLAY_HEADER, replay_id)] if given else {REPLAY_HEADER: replay_id})
+            try:
+                produce(*args)
+            except BufferError:  # the local queue is full: let deliveries drain it
+                _produce_when_room(producer, args)
+            sent += 1
+        producer.poll(0)  # serve the delivery reports so far: their records leave the queue
     unsent = producer.flush(STALL_TIMEOUT_S)
     if unsent or failures:
-        raise ProduceFailed(f"{unsent + len(failures)} of {len(records)} records were not acknowledged"
+        raise ProduceFailed(f"{unsent + len(failures)} of {sent} records were not acknowledged"
                             + (f", e.g. {failures[0]}" if failures else f" within {STALL_TIMEOUT_S:g} s"))
-    return len(records)
+    return sent
 
 
-def _records(batches: Iterable[pa.RecordBatch], id_prefix: str,
-             default_topic: str | None) -> Iterator[tuple[str, OutRecord]]:
-    """(topic, record) for every row, with its replay header."""
+class _Columns(NamedTuple):
+    """The rows of one Arrow batch, column by column (no object per row). partitions: None where
+    Kafka's partitioner places a keyed row. timestamps: epoch ms, None where none is given.
+    headers: the given (key, value) pairs of each row, None for none. replay_ids: the value of
+    each row's replay header."""
+
+    topics: list
+    values: list
+    keys: Iterable
+    partitions: Iterable
+    timestamps: Iterable
+    headers: Iterable
+    replay_ids: list
+
+
+def _records(batches: Iterable[pa.RecordBatch], id_prefix: bytes, default_topic: str | None, task: int,
+             partition_count: Callable[[str], int]) -> Iterator[_Columns]:
+    """The _Columns of each batch. Keyless rows without a partition go round-robin by position in
+    the write, from the task number on (`choose_partition`); replay ids number the rows from 0."""
     sequence = 0
     for batch in batches:
-        columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
-        if "timestamp" in columns:  # Arrow timestamps (Spark: microseconds) -> epoch ms
-            timestamps = batch.column("timestamp")
-            columns["timestamp"] = timestamps.cast(pa.timestamp("ms", tz=timestamps.type.tz), safe=False) \
-                .cast(pa.int64()).to_pylist()
-        absent = [None] * batch.num_rows
-        topics, keys, partitions, headers, stamps = (columns.get(name, absent) for name in
-                                                      ("topic", "key", "partition", "headers", "timestamp"))
-        for row, value in enumerate(columns["value"]):
-            given = tuple((h["key"], h["value"]) for h in headers[row] or ())
-            yield topics[row] or default_topic, OutRecord(
-                keys[row], value, stamps[row], (*given, (REPLAY_HEADER, f"{id_prefix}{sequence}".encode())),
-                partitions[row])
-            sequence += 1
+        rows, column = batch.num_rows, {name: batch.column(name) for name in batch.schema.names}
+        topics = [default_topic] * rows
+        if "topic" in column:
+            topics = column["topic"].to_pylist()
+            if default_topic is not None:
+                topics = [topic or default_topic for topic in topics]
+        keys = column["key"].to_pylist() if "key" in column else repeat(None)
+        explicit = column["partition"].to_pylist() if "partition" in column else repeat(None)
+        if "key" in column and not column["key"].null_count and "partition" not in column:
+            partitions = repeat(None)  # all keyed: the partitioner places every row
+        else:
+            partitions = [choose_partition(None, partition_count(topic), task + sequence + row)
+                          if partition is None and key is None else partition
+                          for row, (topic, key, partition) in enumerate(zip(topics, keys, explicit))]
+        headers = repeat(None)
+        if "headers" in column and column["headers"].null_count < rows:
+            headers = [[(h["key"], h["value"]) for h in row] if row else None
+                       for row in column["headers"].to_pylist()]
+        yield _Columns(topics, column["value"].to_pylist(), keys, partitions,
+                      _epoch_ms(batch).to_pylist() if "timestamp" in column else repeat(None), headers,
+                      [b"%b%d" % (id_prefix, n) for n in range(sequence, sequence + rows)])
+        sequence += rows
 
 
-def _produce(producer: Producer, topic: str, options: dict) -> None:
+def _epoch_ms(batch: pa.RecordBatch) -> pa.Array:
+    """The timestamp column (Arrow timestamps; Spark's are microseconds) as epoch ms."""
+    stamps = batch.column("timestamp")
+    return stamps.cast(pa.timestamp("ms", tz=stamps.type.tz), safe=False).cast(pa.int64())
+
+
+def _send_with_kafka_python(client_config: dict, batches: list[pa.RecordBatch], id_prefix: bytes, task: int,
+                            default_topic: str | None) -> int:
+    producer = bulk_producer(client_config)
+    try:
+        records = [(topic, OutRecord(key, value, timestamp, (*(given or ()), (REPLAY_HEADER, replay_id)),
+                                     partition))
+                   for columns in _records(batches, id_prefix, default_topic, task,
+                                           lambda topic: kafka_partition_count(producer, topic))
+                   for topic, value, key, partition, timestamp, given, replay_id in zip(*columns)]
+        return send_all(producer, records, first_sequence=task)
+    finally:
+        producer.close()
+
+
+def _produce_when_room(producer: Producer, args: tuple) -> None:
     while True:
+        producer.poll(0.05)
         try:
-            producer.produce(topic, **options)
+            producer.produce(*args)
             return
-        except BufferError:  # the local queue is full: let deliveries drain it
-            producer.poll(0.05)
+        except BufferError:
+            pass
 
 
 def _partition_count(producer: Producer, topic: str) -> int:
