@@ -24,6 +24,7 @@ from operator import itemgetter
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
 
+import pyarrow as pa
 from pyspark import cloudpickle
 from pyspark.sql.streaming.stateful_processor import (
     StatefulProcessor,
@@ -39,6 +40,7 @@ from streamjoin.spark.paged_state import (
     load_runtime,
     save_runtime,
 )
+from streamjoin.spark.packing import PACKED, packed_results, unpack
 from streamjoin.spark.task_keys import task_of
 
 if TYPE_CHECKING:
@@ -50,6 +52,11 @@ OUTPUT_SCHEMA = (
     "src_topic string, src_partition int, src_offset long, reason string, "
     "headers array<struct<key:string,value:binary>>"
 )
+OUTPUT_ARROW_SCHEMA = pa.schema([
+    ("channel", pa.string()), ("topic", pa.string()), ("key", pa.binary()), ("value", pa.binary()),
+    ("ts", pa.int64()), ("src_topic", pa.string()), ("src_partition", pa.int32()), ("src_offset", pa.int64()),
+    ("reason", pa.string()), ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))),
+])
 RUNTIME_STATE, RUNTIME_SCHEMA = "runtime", "runtime binary"
 PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA = "pages", "store string, page int", "data binary"
 SINK, DEAD_LETTER, METRICS = "sink", "dead", "metrics"
@@ -111,7 +118,8 @@ class TaskProcessor(StatefulProcessor):
         runtime.seconds.clear()  # this batch's profile only
         before = runtime.counters()
         lap("state_read")
-        ordered = list(ordered_rows(pd.concat(list(rows), ignore_index=True)))
+        received = unpack(blob for frame in rows for blob in frame["rows"])
+        ordered = list(ordered_rows(received.to_pandas()))
         lap("ordering")
         out = process_rows(runtime, ordered)
         if not runtime.ended and runtime.ended_topics >= self.input_topics:
@@ -120,7 +128,7 @@ class TaskProcessor(StatefulProcessor):
         lap("processing")  # decode + operators + encode, split in runtime.seconds
         self.runtime_state.update((save_runtime(runtime, self.pages),))
         lap("state_write")
-        yield pd.DataFrame(out, columns=COLUMNS)
+        yield pd.DataFrame([(PACKED, None, None, packed_results(out, OUTPUT_ARROW_SCHEMA), *[None] * 6)], columns=COLUMNS)
         lap("output_frame")
         delta = runtime.counters()
         delta.subtract(before)

@@ -1,5 +1,5 @@
 """Spark's Kafka sink rebuilt as a PySpark Python data source writer (Arrow batches in, one
-kafka-python producer per task), for streaming (`writeStream.format("streamjoin_kafka")`) and for
+librdkafka producer per task: `kafka.rdkafka.produce_arrow`), for streaming (`writeStream.format("streamjoin_kafka")`) and for
 batch writes (`write.format(...)`, e.g. inside foreachBatch).
 
 Input columns, as Spark's Kafka sink: value (binary, required; null = tombstone), key (binary,

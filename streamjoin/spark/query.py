@@ -1,8 +1,9 @@
 """Run a compiled sub-topology as a Spark streaming query, Kafka to Kafka (+ Delta).
 
-    streamjoin_kafka source (all input topics) ─▶ groupBy(task)  [task = Kafka partition, one per core; TaskRouting]
+    streamjoin_kafka source (all input topics) ─▶ task of each row [Kafka partition, one per core; TaskRouting]
+      ─▶ mapInArrow: rows packed per task (packing) ─▶ groupBy(task)
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
-      ─▶ foreachBatch: sink records → Kafka (+ replay header) and Delta; dead letters → their
+      ─▶ foreachBatch: results unpacked; sink records → Kafka (+ replay header) and Delta; dead letters → their
          topic and Delta table; metric deltas → the run's report.
 
 The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
@@ -34,6 +35,7 @@ from streamjoin.spark.adapter import (
     SINK,
     TaskProcessor,
 )
+from streamjoin.spark.packing import PACKED_INPUT_SCHEMA, pack_by_task, unpack_results
 from streamjoin.spark.session import kafka_source_for_query
 from streamjoin.spark.task_keys import task_key
 
@@ -151,7 +153,7 @@ class StreamingRun:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
         rows = reader.load().select(*input_columns())
         tasks = self.routing.assign(rows, checkpoint_shuffle_partitions(spark, self.checkpoint))
-        results = tasks.groupBy("task").transformWithStateInPandas(
+        results = tasks.mapInArrow(pack_by_task, PACKED_INPUT_SCHEMA).groupBy("task").transformWithStateInPandas(
             self.task_processor, OUTPUT_SCHEMA, "Append", "None")
         writer = (results.writeStream.queryName(self.name)
                   .option("checkpointLocation", str(self.checkpoint))
@@ -190,7 +192,7 @@ class StreamingRun:
 
     def _write_batch(self, df: DataFrame, batch_id: int, report: RunReport) -> None:
         lap = Laps()
-        table = df.toArrow()
+        table = unpack_results(df.toArrow())
         lap("driver.collect")  # the Spark job: read Kafka, shuffle to tasks, run them, bring results back
         channel = table.column("channel")
         sink = table.filter(pa.compute.equal(channel, SINK))
