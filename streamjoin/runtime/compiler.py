@@ -197,10 +197,21 @@ def key_function(keys: tuple[exp.Expression, ...], scope: Scope) -> Callable[[En
     """The join key of an env: a tuple of the key expressions; None when any part is NULL
     (a NULL never equals anything). No keys (CROSS): the one empty key."""
     parts = [compile_expr(k, scope) for k in keys]
+    if len(parts) == 1:  # the usual join key: no generators per record
+        (part,) = parts
+
+        def single_key(env: Env) -> tuple | None:
+            value = part(env)
+            return None if value is None else (value,)
+
+        return single_key
 
     def key(env: Env) -> tuple | None:
-        values = tuple(part(env) for part in parts)
-        return None if any(v is None for v in values) else values
+        values = tuple([part(env) for part in parts])
+        for value in values:
+            if value is None:
+                return None
+        return values
 
     return key
 
