@@ -71,11 +71,11 @@ class Entry:
 class SinkBinding:
     """How result events become records of the output topic. `key` computes the output key
     from an event's env (None: keep the event's key, e.g. a join result keyed by its join key);
-    `columns` are the output value columns, in order, with their expressions."""
+    `value` its output value columns (name -> value, in order)."""
 
     topic: str
     serde: SerdeSpec
-    columns: tuple[tuple[str, Callable[[Env], Any]], ...]
+    value: Callable[[Env], dict[str, Any]]
     key: Callable[[Env], tuple] | None = None
     emit_retractions: bool = False  # Flink changelog sinks; an upsert topic only wants new values
     timestamp_column: str | None = None  # ksqlDB WITH (TIMESTAMP=...): this column's value is the record ts
@@ -167,7 +167,8 @@ class PipelineRuntime(TaskRuntime):
         value, ts = record.value, record.ts
         if value is None:
             return Event(_DELETE if entry.is_table else _INSERT, key, None, ts)
-        row = dict(zip(serde.key_names, key)) if key else {}
+        names = serde.key_names  # a windowed key's bounds follow its columns (see below)
+        row = ({names[0]: key[0]} if len(names) == 1 else dict(zip(names, key))) if key else {}
         row.update(value)
         # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
         row[ROWTIME_FIELD] = ts
@@ -206,7 +207,7 @@ class PipelineRuntime(TaskRuntime):
                 return Rejected(f"output to {sink.topic}: a deletion of a result row without a key cannot be "
                                 "written to an upsert topic (the result has no upsert key)")
             return Emitted(sink.topic, key_bytes, None, ts, headers)
-        value = {name: expr(env) for name, expr in sink.columns}
+        value = sink.value(env)
         if sink.timestamp_column is not None:
             ts = _millis(value[sink.timestamp_column])
         return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers)
