@@ -89,7 +89,9 @@ def interval(clicks: int):
 def frame_of(rows):
     import pandas as pd
 
-    return pd.DataFrame(rows, columns=["topic", "partition", "offset", "ts", "key", "value", "headers"])
+    # Spark hands over None for a record without headers (see `query.input_columns`).
+    return pd.DataFrame([(*row[:6], row.headers or None) for row in rows],
+                        columns=["topic", "partition", "offset", "ts", "key", "value", "headers"])
 
 
 def digest(rows) -> str:
