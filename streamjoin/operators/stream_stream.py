@@ -108,7 +108,7 @@ class TimeBoundedJoin(JoinProcessor):
                 left, right = (row, entry[2]) if side is _LEFT else (entry[2], row)
                 if self.residual is None or self.residual(left, right) is True:
                     entry[3] = True
-                    out.append(Change(_INSERT, key, left, right, max(ts, entry[0])))
+                    out.append(Change._make((_INSERT, key, left, right, max(ts, entry[0]))))
         if out:
             other_store.put(key, others)  # persist the matched flags
         preserved = self.preserved[side]

@@ -82,7 +82,7 @@ class StreamTableJoin(JoinProcessor):
         if current is not None:
             left, right = oriented(side, record.value, current[0])
             if accepts(self.config.residual, left, right):
-                return [Change(_INSERT, key, left, right, record.ts)]
+                return [Change._make((_INSERT, key, left, right, record.ts))]
         if self.config.join_type is _INNER:
             return []
         if self.config.reemit_on_late_table_row:

@@ -36,7 +36,8 @@ def without_replay_header(headers: Headers) -> Headers:
 
 
 class Emitted(NamedTuple):
-    """An encoded output record bound for one sink topic (a tuple: one per result)."""
+    """An encoded output record bound for one sink topic (a tuple: one per result, built with
+    `_make` on the hot path)."""
 
     topic: str
     key: bytes | None

@@ -34,7 +34,8 @@ _LEFT, _DELETE = Side.LEFT, RowKind.DELETE
 
 
 class Event(NamedTuple):
-    """A row on its way through the pipeline (a tuple: several are built per record)."""
+    """A row on its way through the pipeline (a tuple: several are built per record; the hot
+    paths use `_make`, about twice as fast as the constructor's argument handling)."""
 
     kind: RowKind
     key: Hashable | None
@@ -91,7 +92,7 @@ class JoinStage(Stage):
         if env is not None:
             key = (self.left_key if port is _LEFT else self.right_key)(env)
         self.seq += 1
-        changes = self.processor.process(Record(port, key, env, ts, self.seq, kind))
+        changes = self.processor.process(Record._make((port, key, env, ts, self.seq, kind)))
         return [self._event(c) for c in changes]
 
     def on_end(self) -> list[Event]:
@@ -103,7 +104,7 @@ class JoinStage(Stage):
             return Event(kind, key, None, ts)
         env: Env = dict.fromkeys(self.left_aliases) if left is None else dict(left)
         env.update(right if right is not None else dict.fromkeys(self.right_aliases))
-        return Event(kind, key, env, ts)
+        return Event._make((kind, key, env, ts))
 
 
 @dataclass
@@ -288,4 +289,4 @@ class ProjectStage(Stage):
         if env is None:
             return [event]
         row = {name: column(env) for name, column in self.columns}
-        return [Event(event.kind, event.key, {self.alias: row}, event.ts)]
+        return [Event._make((event.kind, event.key, {self.alias: row}, event.ts))]

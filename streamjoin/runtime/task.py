@@ -176,7 +176,7 @@ class PipelineRuntime(TaskRuntime):
         row["ROWOFFSET"] = read.offset
         if serde.window is not None and key is not None:  # a windowed key ends with its bounds
             row["WINDOWSTART"], row["WINDOWEND"] = key[-2:]
-        return Event(_INSERT, key, {entry.alias: row}, ts)
+        return Event._make((_INSERT, key, {entry.alias: row}, ts))
 
     def _emit(self, events: list[Event], headers: Headers, out: list[Output]) -> list[Output]:
         """Each result encoded on its own: one that cannot be projected or encoded becomes a
@@ -210,7 +210,7 @@ class PipelineRuntime(TaskRuntime):
         value = sink.value(env)
         if sink.timestamp_column is not None:
             ts = _millis(value[sink.timestamp_column])
-        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers)
+        return Emitted._make((sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers))
 
 
 def _where(row: InputRow) -> str:

@@ -263,8 +263,8 @@ def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, 
             value = _filled(codec, value, record_ts, headers)
         # A tombstone carries no columns: its record time counts.
         if spec.timestamp_column is None or value is None:
-            return DecodedRecord(key, value, record_ts)
-        return DecodedRecord(key, value, _event_time(spec, codec, key, value))
+            return DecodedRecord._make((key, value, record_ts))  # (_make: no argument handling, faster)
+        return DecodedRecord._make((key, value, _event_time(spec, codec, key, value)))
     except RecursionError:  # a value nested thousands deep: a bad record, never a failed query
         raise DecodeError("nested too deeply to decode") from None
 
