@@ -14,7 +14,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable, Iterator, NamedTuple
 
 # Event times are epoch milliseconds. End of input advances time to END_OF_TIME (a bounded
 # source's final watermark, as in Flink), which closes every window.
@@ -64,13 +64,13 @@ def accepts(residual: Residual | None, left: Row | None, right: Row | None) -> b
 
 def oriented(side: Side, this: Row | None, other: Row | None) -> tuple[Row | None, Row | None]:
     """(left row, right row) of a pair seen from `side`."""
-    return (this, other) if side is Side.LEFT else (other, this)
+    return (this, other) if side is _LEFT else (other, this)
 
 
 def padded(side: Side, key: Hashable | None, row: Row, ts: int) -> Change:
     """The null-padded outer row of an unmatched `row` of `side`."""
     left, right = oriented(side, row, None)
-    return Change(RowKind.INSERT, key, left, right, ts)
+    return Change._make((_INSERT, key, left, right, ts))
 
 
 class RowKind(enum.Enum):
@@ -86,9 +86,12 @@ class RowKind(enum.Enum):
         return self in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
 
 
-@dataclass(frozen=True)
-class Record:
-    """One input record as the join sees it.
+# Members the per-record paths use, looked up once (an enum class attribute is a slow lookup).
+_LEFT, _INSERT = Side.LEFT, RowKind.INSERT
+
+
+class Record(NamedTuple):
+    """One input record as the join sees it (a tuple, built with `_make` on the hot path).
 
     `key` is the join key (a tuple for multi-column keys; None for a null key); `value` None is a
     null-value record on a stream and a tombstone on a table. `ts` is the event time.
@@ -105,9 +108,9 @@ class Record:
     kind: RowKind = RowKind.INSERT
 
 
-@dataclass(frozen=True)
-class Change:
-    """One changelog row of a join result.
+class Change(NamedTuple):
+    """One changelog row of a join result (a tuple: several are built per record; the hot paths
+    use `_make`, about twice as fast as the constructor's argument handling).
 
     `key` is the result key. For INSERT / UPDATE_AFTER, `left` and `right` are the joined rows (one
     may be None: a null-padded outer row). For DELETE of a keyed result (ksqlDB tombstone) both are

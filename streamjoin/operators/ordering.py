@@ -30,18 +30,23 @@ def merge_in_timestamp_order(
     """Yield every item of `queues`, repeatedly taking the queue head with the smallest
     `timestamp(item)`; ties go to the queue with the lowest index."""
     iterators = [iter(queue) for queue in queues]
-    # Heap entries (ts, queue index, item): the index both breaks ties as Kafka Streams does and
-    # keeps items themselves from ever being compared.
+    # Heap entries (ts, queue index, item), one per non-empty queue: the index both breaks ties as
+    # Kafka Streams does and keeps items themselves from ever being compared.
     heads: list[tuple[int, int, T]] = []
-
-    def push_head(index: int) -> None:
-        for item in iterators[index]:
-            heapq.heappush(heads, (timestamp(item), index, item))
-            return
-
-    for index in range(len(iterators)):
-        push_head(index)
-    while heads:
-        _, index, item = heapq.heappop(heads)
+    for index, iterator in enumerate(iterators):
+        for item in iterator:
+            heads.append((timestamp(item), index, item))
+            break
+    heapq.heapify(heads)
+    while len(heads) > 1:
+        _, index, item = heads[0]
         yield item
-        push_head(index)
+        for following in iterators[index]:  # the queue's next head replaces it
+            heapq.heapreplace(heads, (timestamp(following), index, following))
+            break
+        else:
+            heapq.heappop(heads)
+    if heads:  # one queue left: the rest of it as it is
+        _, index, item = heads[0]
+        yield item
+        yield from iterators[index]

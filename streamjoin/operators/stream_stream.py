@@ -27,6 +27,8 @@ from streamjoin.operators.base import (
 LEGACY_GRACE_DAY_MS = 24 * 60 * 60 * 1000
 
 _CLOSE, _EXPIRE = 0, 1
+# Looked up once: enum members and calls are slow on the per-record path.
+_SIDES, _LEFT, _INSERT = tuple(Side), Side.LEFT, RowKind.INSERT
 
 
 class TimeBoundedJoin(JoinProcessor):
@@ -97,16 +99,16 @@ class TimeBoundedJoin(JoinProcessor):
         """Join `record` with the stored other side; store it if `cache`."""
         side, key, ts, row = record.side, record.key, record.ts, record.value
         other_store = self.stores[1 - side]
-        low = max(ts - self.reaches[1 - side], self.retained_from(Side(1 - side)))
+        low = max(ts - self.reaches[1 - side], self.retained_from(_SIDES[1 - side]))
         high = ts + self.reaches[side]
         out: list[Change] = []
         others = other_store.get(key)
         for entry in others or ():
             if low <= entry[0] <= high:
-                left, right = (row, entry[2]) if side is Side.LEFT else (entry[2], row)
+                left, right = (row, entry[2]) if side is _LEFT else (entry[2], row)
                 if self.residual is None or self.residual(left, right) is True:
                     entry[3] = True
-                    out.append(Change(RowKind.INSERT, key, left, right, max(ts, entry[0])))
+                    out.append(Change._make((_INSERT, key, left, right, max(ts, entry[0]))))
         if out:
             other_store.put(key, others)  # persist the matched flags
         preserved = self.preserved[side]

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from streamjoin.operators.base import Change, InMemoryStore, JoinProcessor, JoinType, Record, Residual, RowKind, Side, accepts, oriented, padded
 
+_INSERT, _INNER = RowKind.INSERT, JoinType.INNER  # looked up once: enum attributes are slow
+
 
 @dataclass(frozen=True)
 class StreamTableJoinConfig:
@@ -80,8 +82,8 @@ class StreamTableJoin(JoinProcessor):
         if current is not None:
             left, right = oriented(side, record.value, current[0])
             if accepts(self.config.residual, left, right):
-                return [Change(RowKind.INSERT, key, left, right, record.ts)]
-        if self.config.join_type is JoinType.INNER:
+                return [Change._make((_INSERT, key, left, right, record.ts))]
+        if self.config.join_type is _INNER:
             return []
         if self.config.reemit_on_late_table_row:
             waiting = self.unmatched.get(key) or []
@@ -110,7 +112,7 @@ class StreamTableJoin(JoinProcessor):
         for row, ts in waiting:
             left, right = oriented(stream_side, row, table_record.value)
             if accepts(self.config.residual, left, right):
-                out.append(Change(RowKind.INSERT, key, left, right, max(ts, table_record.ts)))
+                out.append(Change(_INSERT, key, left, right, max(ts, table_record.ts)))
             else:
                 still_waiting.append((row, ts))
         if still_waiting:

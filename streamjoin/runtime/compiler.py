@@ -197,6 +197,14 @@ def key_function(keys: tuple[exp.Expression, ...], scope: Scope) -> Callable[[En
     """The join key of an env: a tuple of the key expressions; None when any part is NULL
     (a NULL never equals anything). No keys (CROSS): the one empty key."""
     parts = [compile_expr(k, scope) for k in keys]
+    if len(parts) == 1:  # the usual join key: no generators per record
+        (part,) = parts
+
+        def single_key(env: Env) -> tuple | None:
+            value = part(env)
+            return None if value is None else (value,)
+
+        return single_key
 
     def key(env: Env) -> tuple | None:
         values = tuple(part(env) for part in parts)
@@ -278,9 +286,9 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns,
                       wrap_single_value=sink.wrap_single_value, window=window and window_kind(window.kind),
                       window_size_ms=window and window.size_ms)
-    columns = tuple((name, _output_column(name)) for name in project.value_columns)
     key = _output_key(tuple(project.key_columns)) if project.key_from_columns else None
-    return SinkBinding(sink.topic, serde, columns, key, timestamp_column=sink.timestamp)
+    return SinkBinding(sink.topic, serde, _output_value(tuple(project.value_columns)), key,
+                       timestamp_column=sink.timestamp)
 
 
 def _output_key(names: tuple[str, ...]) -> Callable[[Env], tuple] | None:
@@ -293,8 +301,8 @@ def _output_key(names: tuple[str, ...]) -> Callable[[Env], tuple] | None:
     return key
 
 
-def _output_column(name: str) -> Callable[[Env], Any]:
-    def column(env: Env) -> Any:
-        return env[OUTPUT][name]
+def _output_value(names: tuple[str, ...]) -> Callable[[Env], dict[str, Any]]:
+    def value(env: Env) -> dict[str, Any]:
+        return {name: env[OUTPUT][name] for name in names}
 
-    return column
+    return value

@@ -35,9 +35,9 @@ def without_replay_header(headers: Headers) -> Headers:
     return tuple(h for h in headers if h[0] != REPLAY_HEADER) if headers else ()
 
 
-@dataclass(frozen=True)
-class Emitted:
-    """An encoded output record bound for one sink topic."""
+class Emitted(NamedTuple):
+    """An encoded output record bound for one sink topic (a tuple: one per result, built with
+    `_make` on the hot path)."""
 
     topic: str
     key: bytes | None

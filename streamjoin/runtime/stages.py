@@ -15,7 +15,7 @@ lower of its two inputs'), after what closing windows emitted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, NamedTuple
 
 from streamjoin.expr.core import Env
 from streamjoin.operators.base import (
@@ -29,9 +29,14 @@ from streamjoin.operators.base import (
     Side,
 )
 
+# Enum members looked up once: a class attribute lookup on an enum costs several dict lookups.
+_LEFT, _DELETE = Side.LEFT, RowKind.DELETE
 
-@dataclass(frozen=True)
-class Event:
+
+class Event(NamedTuple):
+    """A row on its way through the pipeline (a tuple: several are built per record; the hot
+    paths use `_make`, about twice as fast as the constructor's argument handling)."""
+
     kind: RowKind
     key: Hashable | None
     env: Env | None  # None: a deletion of `key`
@@ -83,24 +88,23 @@ class JoinStage(Stage):
         return [self._event(c) for c in changes]
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
-        if event.env is None:
-            key = event.key
-        else:
-            key = (self.left_key if port is Side.LEFT else self.right_key)(event.env)
+        kind, key, env, ts = event
+        if env is not None:
+            key = (self.left_key if port is _LEFT else self.right_key)(env)
         self.seq += 1
-        changes = self.processor.process(Record(port, key, event.env, event.ts, self.seq, event.kind))
+        changes = self.processor.process(Record._make((port, key, env, ts, self.seq, kind)))
         return [self._event(c) for c in changes]
 
     def on_end(self) -> list[Event]:
         return [self._event(c) for c in self.processor.advance_to(END_OF_TIME)]
 
     def _event(self, change: Change) -> Event:
-        if change.is_tombstone:
-            return Event(change.kind, change.key, None, change.ts)
-        env: Env = {}
-        env.update(change.left if change.left is not None else dict.fromkeys(self.left_aliases))
-        env.update(change.right if change.right is not None else dict.fromkeys(self.right_aliases))
-        return Event(change.kind, change.key, env, change.ts)
+        kind, key, left, right, ts = change
+        if left is None and right is None and kind is _DELETE:  # a tombstone (Change.is_tombstone)
+            return Event(kind, key, None, ts)
+        env: Env = dict.fromkeys(self.left_aliases) if left is None else dict(left)
+        env.update(right if right is not None else dict.fromkeys(self.right_aliases))
+        return Event._make((kind, key, env, ts))
 
 
 @dataclass
@@ -141,9 +145,13 @@ class Pipeline:
 
     def push(self, stage: Stage, event: Event, port: Side) -> list[Event]:
         """Run `event` through `stage` and everything downstream; returns what reaches the end."""
+        produced = stage.on_event(event, port)
+        downstream = stage.downstream
+        if downstream is None:
+            return produced  # every stage returns a new list
         out: list[Event] = []
-        for produced in stage.on_event(event, port):
-            out.extend(self._forward(stage, produced))
+        for event in produced:
+            out += self.push(downstream, event, stage.port)
         return out
 
     def _forward(self, stage: Stage, event: Event) -> list[Event]:
@@ -277,7 +285,8 @@ class ProjectStage(Stage):
     columns: tuple[tuple[str, Callable[[Env], Any]], ...]
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
-        if event.env is None:
+        env = event.env
+        if env is None:
             return [event]
-        row = {name: column(event.env) for name, column in self.columns}
-        return [Event(event.kind, event.key, {self.alias: row}, event.ts)]
+        row = {name: column(env) for name, column in self.columns}
+        return [Event._make((event.kind, event.key, {self.alias: row}, event.ts))]

@@ -17,7 +17,15 @@ from typing import Any, Callable, Hashable
 from streamjoin.expr.compile import ROWTIME_FIELD
 from streamjoin.expr.core import ExpressionError
 from streamjoin.operators.base import RowKind, Side
-from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, TaskRuntime, without_replay_header
+from streamjoin.runtime.contract import (
+    Emitted,
+    Headers,
+    InputRow,
+    Output,
+    Rejected,
+    TaskRuntime,
+    without_replay_header,
+)
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
 from streamjoin.serde.formats import (
     DecodeError,
@@ -32,6 +40,8 @@ from streamjoin.serde.time import datetime_to_millis
 # What evaluating SQL over one bad value, or encoding it, can raise: the record (or result) goes to
 # the dead letters. Failures of the machinery (state store, I/O: RuntimeError, OSError) are not
 # among them and still fail the batch, which Spark retries from the checkpoint.
+_INSERT, _UPDATE_BEFORE, _DELETE = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.DELETE
+
 DATA_ERRORS = (ExpressionError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError)
 
 
@@ -61,11 +71,11 @@ class Entry:
 class SinkBinding:
     """How result events become records of the output topic. `key` computes the output key
     from an event's env (None: keep the event's key, e.g. a join result keyed by its join key);
-    `columns` are the output value columns, in order, with their expressions."""
+    `value` its output value columns (name -> value, in order)."""
 
     topic: str
     serde: SerdeSpec
-    columns: tuple[tuple[str, Callable[[Env], Any]], ...]
+    value: Callable[[Env], dict[str, Any]]
     key: Callable[[Env], tuple] | None = None
     emit_retractions: bool = False  # Flink changelog sinks; an upsert topic only wants new values
     timestamp_column: str | None = None  # ksqlDB WITH (TIMESTAMP=...): this column's value is the record ts
@@ -87,38 +97,43 @@ class PipelineRuntime(TaskRuntime):
         serde, entries = self.inputs[row.topic]
         # A broadcast topic's row reaches every task; the task of its partition counts it.
         owned = row.partition == self.task
-        where = f"{row.topic}[{row.partition}]@{row.offset}"
+        seconds = self.seconds
         started = perf_counter()
         try:
             record = decode(serde, row.key, row.value, row.ts, row.headers)
         except DecodeError as error:
             # Only the owning task sends a broadcast row to the dead letters.
-            return [Rejected(f"{where}: {error}")] if owned else []
+            return [Rejected(f"{_where(row)}: {error}")] if owned else []
         finally:
-            decoded = perf_counter()
-            self.seconds["decode"] += decoded - started
+            # One clock reading ends a step and starts the next (building the event counts as operators).
+            clock = perf_counter()
+            seconds["decode"] += clock - started
         self.metrics["input_records"] += owned
-        self.stream_time = record.ts if self.stream_time is None else max(self.stream_time, record.ts)
+        ts = record.ts
+        if self.stream_time is None or ts > self.stream_time:
+            self.stream_time = ts
         out: list[Output] = []
-        headers = without_replay_header(row.headers)
+        headers = without_replay_header(row.headers) if row.headers else ()
         for entry in entries:
             if not owned and not entry.broadcast:
                 continue  # another task's row of a topic also read whole (an FK join of a table to itself)
             event = self._event(serde, entry, record, row)
-            started = perf_counter()
+            stage = entry.stage
             try:
-                reached = [event] if entry.stage is None else self.pipeline.push(entry.stage, event, entry.port)
-                if self.uses_watermarks and entry.stage is not None:
-                    reached += self._watermark(row.topic, entry, record.ts)
+                reached = [event] if stage is None else self.pipeline.push(stage, event, entry.port)
+                if self.uses_watermarks and stage is not None:
+                    reached += self._watermark(row.topic, entry, ts)
             except DATA_ERRORS as error:
                 self.metrics["evaluation_errors"] += 1
-                out.append(Rejected(f"{where}: evaluation failed: {describe(error)}"))
+                out.append(Rejected(f"{_where(row)}: evaluation failed: {describe(error)}"))
                 continue
             finally:
                 pushed = perf_counter()
-                self.seconds["operators"] += pushed - started
-            out.extend(self._emit(reached, headers))
-            self.seconds["encode"] += perf_counter() - pushed
+                seconds["operators"] += pushed - clock
+                clock = pushed
+            self._emit(reached, headers, out)
+            clock = perf_counter()
+            seconds["encode"] += clock - pushed
         return out
 
     def _watermark(self, topic: str, entry: Entry, ts: int) -> list[Event]:
@@ -135,7 +150,7 @@ class PipelineRuntime(TaskRuntime):
         except DATA_ERRORS as error:
             self.metrics["evaluation_errors"] += 1
             return [Rejected(f"end of input: evaluation failed: {describe(error)}")]
-        return self._emit(events)
+        return self._emit(events, (), [])
 
     def counters(self) -> Counter:
         total = super().counters()
@@ -149,23 +164,27 @@ class PipelineRuntime(TaskRuntime):
     @staticmethod
     def _event(serde: SerdeSpec, entry: Entry, record, read: InputRow) -> Event:
         key: Hashable | None = record.key
-        if record.value is None:
-            return Event(RowKind.DELETE if entry.is_table else RowKind.INSERT, key, None, record.ts)
-        row = dict(zip((name for name, _ in serde.key_columns), record.key or ()))
-        row.update(record.value)
+        value, ts = record.value, record.ts
+        if value is None:
+            return Event(_DELETE if entry.is_table else _INSERT, key, None, ts)
+        names = serde.key_names  # a windowed key's bounds follow its columns (see below)
+        row = ({names[0]: key[0]} if len(names) == 1 else dict(zip(names, key))) if key else {}
+        row.update(value)
         # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
-        row[ROWTIME_FIELD], row["ROWPARTITION"], row["ROWOFFSET"] = record.ts, read.partition, read.offset
-        if serde.window is not None and record.key is not None:  # a windowed key ends with its bounds
-            row["WINDOWSTART"], row["WINDOWEND"] = record.key[-2:]
-        return Event(RowKind.INSERT, key, {entry.alias: row}, record.ts)
+        row[ROWTIME_FIELD] = ts
+        row["ROWPARTITION"] = read.partition
+        row["ROWOFFSET"] = read.offset
+        if serde.window is not None and key is not None:  # a windowed key ends with its bounds
+            row["WINDOWSTART"], row["WINDOWEND"] = key[-2:]
+        return Event._make((_INSERT, key, {entry.alias: row}, ts))
 
-    def _emit(self, events: list[Event], headers=()) -> list[Output]:
+    def _emit(self, events: list[Event], headers: Headers, out: list[Output]) -> list[Output]:
         """Each result encoded on its own: one that cannot be projected or encoded becomes a
-        dead letter and the others still go out. Each carries `headers`, those of the record
-        whose processing emitted it (Kafka Streams forwards them; none at the end of input)."""
-        out: list[Output] = []
+        dead letter and the others still go out; appended to `out`. Each carries `headers`, those
+        of the record whose processing emitted it (Kafka Streams forwards them; none at the end
+        of input)."""
         for event in events:
-            if event.kind is RowKind.UPDATE_BEFORE and not self.sink.emit_retractions:
+            if event.kind is _UPDATE_BEFORE and not self.sink.emit_retractions:
                 continue
             try:
                 encoded = self._encode(event, headers)
@@ -176,19 +195,27 @@ class PipelineRuntime(TaskRuntime):
                 out.append(Rejected(f"output to {self.sink.topic}: {describe(error)}"))
         return out
 
-    def _encode(self, event: Event, headers) -> Output:
+    def _encode(self, event: Event, headers: Headers) -> Output:
         sink = self.sink
-        key = sink.key(event.env) if sink.key and event.env is not None else event.key
-        if event.env is None or (event.kind is RowKind.DELETE and not sink.emit_retractions):
+        kind, key, env, ts = event
+        if sink.key and env is not None:
+            key = sink.key(env)
+        if env is None or (kind is _DELETE and not sink.emit_retractions):
             key_bytes = encode_key(sink.serde, key)
             if key_bytes is None:  # a record with neither key nor value deletes nothing
                 self.metrics["unkeyed_retractions"] += 1
                 return Rejected(f"output to {sink.topic}: a deletion of a result row without a key cannot be "
                                 "written to an upsert topic (the result has no upsert key)")
-            return Emitted(sink.topic, key_bytes, None, event.ts, headers)
-        value = {name: expr(event.env) for name, expr in sink.columns}
-        ts = event.ts if sink.timestamp_column is None else _millis(value[sink.timestamp_column])
-        return Emitted(sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers)
+            return Emitted(sink.topic, key_bytes, None, ts, headers)
+        value = sink.value(env)
+        if sink.timestamp_column is not None:
+            ts = _millis(value[sink.timestamp_column])
+        return Emitted._make((sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers))
+
+
+def _where(row: InputRow) -> str:
+    """The record a dead letter is about."""
+    return f"{row.topic}[{row.partition}]@{row.offset}"
 
 
 def _millis(value: Any) -> int:

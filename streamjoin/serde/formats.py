@@ -23,7 +23,7 @@ import struct
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from streamjoin.serde import windowed
 from streamjoin.serde.codecs import Columns, delimited_codec, kafka_codec, load_json
@@ -119,14 +119,17 @@ class SerdeSpec:
         elsewhere = set(self.record_ts_columns) | {n for n, _ in self.header_columns}
         return tuple((n, t) for n, t in self.value_columns if not t.proctime and n not in elsewhere)
 
+    @cached_property
+    def key_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.key_columns)
+
     @property
     def decoded_columns(self) -> Columns:
         """Every column `decode` produces: key columns, then value columns minus PROCTIME ones."""
         return self.key_columns + tuple((n, t) for n, t in self.value_columns if not t.proctime)
 
 
-@dataclass(frozen=True)
-class DecodedRecord:
+class DecodedRecord(NamedTuple):
     key: tuple | None  # one entry per key column (then a windowed key's start, end); None: no key
     value: dict[str, Any] | None  # value columns; None for a tombstone / null-value record
     ts: int  # event time, epoch milliseconds
@@ -145,14 +148,20 @@ class _Codec:
         self.spec = spec
         read_key, self.write_key = self._side(spec.key_format, spec.key_columns, "key", bare_single=True)
         key_names = [n for n, _ in spec.key_columns]
+        if len(key_names) == 1 and spec.key_format in ("KAFKA", "JSON"):  # the bare value, no row dict
+            read_part = self._bare(spec.key_format, spec.key_columns[0], "key")[0]
 
-        def read_key_tuple(data: bytes) -> tuple | None:
-            row = read_key(data)
-            if len(key_names) == 1:
-                part = row[key_names[0]]
+            def read_key_tuple(data: bytes) -> tuple | None:
+                part = read_part(data)
                 return None if part is None else (part,)
-            key = tuple(row[n] for n in key_names)
-            return None if all(part is None for part in key) else key  # JSON `null`: a null key
+        else:
+            def read_key_tuple(data: bytes) -> tuple | None:
+                row = read_key(data)
+                if len(key_names) == 1:
+                    part = row[key_names[0]]
+                    return None if part is None else (part,)
+                key = tuple(row[n] for n in key_names)
+                return None if all(part is None for part in key) else key  # JSON `null`: a null key
         self.read_key = read_key_tuple
         self.read_value, self.write_value = self._side(
             spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
@@ -196,15 +205,10 @@ class _Codec:
         if fmt == "DELIMITED":
             return delimited_codec(columns, self.spec.delimiter, side)
         if fmt == "KAFKA" or (fmt == "JSON" and bare_single and len(columns) == 1):
-            name, t = columns[0]
-            path = f"{side}.{name}"
-            if fmt == "KAFKA":
-                read_one, write_one = kafka_codec(t)
-                return (lambda data: {name: read_one(data, path)}), (lambda values: write_one(values[0]))
-            read_json, write_json = json_reader(t), json_writer(t)
-            return ((lambda data: {name: read_json(load_json(data, side), path)}),
-                    (lambda values: write_json(values[0]).encode("utf-8")))
-        read_object, write_object = struct_reader(columns), struct_writer(columns)
+            name = columns[0][0]
+            read_one, write_one = self._bare(fmt, columns[0], side)
+            return (lambda data: {name: read_one(data)}), (lambda values: write_one(values[0]))
+        read_object, write_object = struct_reader(columns, path=side), struct_writer(columns)
 
         def read(data: bytes) -> dict | None:
             payload = load_json(data, side)
@@ -214,6 +218,18 @@ class _Codec:
         def write(values: Sequence[Any]) -> bytes:
             return write_object(dict(zip(names, values))).encode("utf-8")
         return read, write
+
+    @staticmethod
+    def _bare(fmt: str, column: tuple[str, SqlType], side: str):
+        """(bytes -> value, value -> bytes) for a side that is one bare column: KAFKA, or JSON
+        without the object around it."""
+        name, t = column
+        path = f"{side}.{name}"
+        if fmt == "KAFKA":
+            read_kafka, write_kafka = kafka_codec(t)
+            return (lambda data: read_kafka(data, path)), write_kafka
+        read_json, write_json = json_reader(t), json_writer(t)
+        return (lambda data: read_json(load_json(data, side), path)), (lambda value: write_json(value).encode("utf-8"))
 
 
 _PAYLOAD, _TS_TIMESTAMP, _TS_MILLIS, _HEADER = "payload", "ts_timestamp", "ts_millis", "header"
@@ -235,39 +251,42 @@ def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, 
     """Decode one Kafka record (with its headers, in record order); raise DecodeError(reason)
     when it does not fit `spec`."""
     try:
-        return _decode(spec, key_bytes, value_bytes, record_ts, headers)
+        codec = _codec(spec)
+        window = ()
+        if key_bytes is not None and spec.window is not None:
+            key_bytes, *window = windowed.split(key_bytes, spec.window, spec.window_size_ms)
+        key = codec.read_key(key_bytes) if key_bytes is not None and codec.key_reads else None
+        if key is not None and window:
+            key += tuple(window)
+        value = None if value_bytes is None else codec.read_value(value_bytes)
+        if value is not None and not codec.payload_is_value:
+            value = _filled(codec, value, record_ts, headers)
+        # A tombstone carries no columns: its record time counts.
+        if spec.timestamp_column is None or value is None:
+            return DecodedRecord._make((key, value, record_ts))  # (_make: no argument handling, faster)
+        return DecodedRecord._make((key, value, _event_time(spec, codec, key, value)))
     except RecursionError:  # a value nested thousands deep: a bad record, never a failed query
         raise DecodeError("nested too deeply to decode") from None
 
 
-def _decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, record_ts: int,
-            headers: Headers) -> DecodedRecord:
-    codec = _codec(spec)
-    window = ()
-    if key_bytes is not None and spec.window is not None:
-        key_bytes, *window = windowed.split(key_bytes, spec.window, spec.window_size_ms)
-    key = codec.read_key(key_bytes) if key_bytes is not None and codec.key_reads else None
-    if key is not None and window:
-        key += tuple(window)
-    value = None if value_bytes is None else codec.read_value(value_bytes)
-    if value is not None and not codec.payload_is_value:
-        payload, value = value, {}
-        for name, source in codec.value_fill:
-            if source is _PAYLOAD:
-                value[name] = payload[name]
-            elif source is _TS_TIMESTAMP:
-                value[name] = millis_to_datetime(record_ts)
-            elif source is _TS_MILLIS:
-                value[name] = record_ts
-            else:
-                value[name] = header_value(headers, source[1], source[2])
-    return DecodedRecord(key, value, _event_time(spec, codec, key, value, record_ts))
+def _filled(codec: _Codec, payload: dict, record_ts: int, headers: Headers) -> dict:
+    """The value columns from the payload, the record time and the headers."""
+    value = {}
+    for name, source in codec.value_fill:
+        if source is _PAYLOAD:
+            value[name] = payload[name]
+        elif source is _TS_TIMESTAMP:
+            value[name] = millis_to_datetime(record_ts)
+        elif source is _TS_MILLIS:
+            value[name] = record_ts
+        else:
+            value[name] = header_value(headers, source[1], source[2])
+    return value
 
 
-def _event_time(spec: SerdeSpec, codec: _Codec, key: tuple | None, value: dict | None, record_ts: int) -> int:
+def _event_time(spec: SerdeSpec, codec: _Codec, key: tuple | None, value: dict) -> int:
+    """The time in the timestamp column of a record with a value."""
     column = spec.timestamp_column
-    if column is None or value is None:  # a tombstone carries no columns: its record time counts
-        return record_ts
     if codec.ts_in_key:
         ts = None if key is None else key[codec.ts_key_index]
     else:
@@ -292,9 +311,12 @@ def encode_key(spec: SerdeSpec, key: tuple | Any | None) -> bytes | None:
     if len(values) != len(spec.key_columns) or (spec.window is not None and len(window) != 2):
         expected = [n for n, _ in spec.key_columns] + (["window start", "window end"] if spec.window else [])
         raise EncodeError(f"key {key!r} has {len(values) + len(window)} parts; the key is {expected}")
-    if all(v is None for v in values):
+    for v in values:
+        if v is not None:
+            break
+    else:  # no part: no key
         return None
-    written = _written("key", lambda: _codec(spec).write_key(values))
+    written = _written("key", _codec(spec).write_key, values)
     return written + windowed.suffix(spec.window, *window) if window else written
 
 
@@ -310,12 +332,12 @@ def encode_value(spec: SerdeSpec, row: Mapping[str, Any] | None) -> bytes | None
         raise EncodeError(f"value: cannot encode ({type(e).__name__}: {e})") from None
 
 
-def _written(side: str, write: Callable[[], bytes]) -> bytes:
-    """Any failure of a writer as an EncodeError naming the side: a value of the wrong kind for
-    its column (a string where a number goes, an integer past the KAFKA format's width) is a bad
-    row for the dead letters, not a failed query."""
+def _written(side: str, write: Callable[[Any], bytes], values: Any) -> bytes:
+    """`write(values)`, any failure as an EncodeError naming the side: a value of the wrong kind
+    for its column (a string where a number goes, an integer past the KAFKA format's width) is a
+    bad row for the dead letters, not a failed query."""
     try:
-        return write()
+        return write(values)
     except EncodeError as e:
         raise EncodeError(f"{side}: {e}") from None
     except (TypeError, ValueError, ArithmeticError, struct.error, RecursionError) as e:

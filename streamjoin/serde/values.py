@@ -20,6 +20,7 @@ import json
 import math
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from json.encoder import encode_basestring_ascii as json_string  # json.dumps of a str, without its checks
 from typing import Any, Callable
 
 from streamjoin.dialect.types import INTEGER_RANGES, SqlType, parse_type
@@ -260,10 +261,12 @@ def _json_reader_not_null(t: SqlType) -> Reader:
     return struct_reader(t.fields, t)
 
 
-def struct_reader(fields: tuple[tuple[str, SqlType], ...], t: SqlType | None = None) -> Reader:
+def struct_reader(fields: tuple[tuple[str, SqlType], ...], t: SqlType | None = None,
+                  path: str | None = None) -> Reader:
     """Reads a JSON object into {field: value}: names match case-insensitively (as ksqlDB does),
-    a missing field is NULL, extra fields are ignored. Also used for whole JSON record values."""
-    readers = [(name, name.lower(), _json_reader_not_null(ft)) for name, ft in fields]
+    a missing field is NULL, extra fields are ignored. Also used for whole JSON record values,
+    with the `path` every call passes (the side): the fields' paths are then built once."""
+    readers = [(name, name.lower(), _json_reader_not_null(ft), path and f"{path}.{name}") for name, ft in fields]
 
     def read(raw: Any, path: str) -> dict:
         if type(raw) is not dict:
@@ -271,16 +274,18 @@ def struct_reader(fields: tuple[tuple[str, SqlType], ...], t: SqlType | None = N
             raise DecodeError(f"{where}: expected a JSON object, got {type(raw).__name__} {json_text(raw)[:40]}")
         out = {}
         lowered = None  # built only when a name is not spelled exactly as declared
-        for name, low, read_field in readers:
-            if name in raw:
-                field = raw[name]
-            else:
+        for name, low, read_field, field_path in readers:
+            field = raw.get(name, _ABSENT)
+            if field is _ABSENT:
                 if lowered is None:
                     lowered = {str(k).lower(): v for k, v in raw.items()}
                 field = lowered.get(low)
-            out[name] = None if field is None else read_field(field, f"{path}.{name}")
+            out[name] = None if field is None else read_field(field, field_path or f"{path}.{name}")
         return out
     return read
+
+
+_ABSENT = object()
 
 
 def json_writer(t: SqlType) -> Writer:
@@ -288,7 +293,7 @@ def json_writer(t: SqlType) -> Writer:
     if t.name == "ANY":
         return any_json_text
     if t.name in INTEGER_RANGES:
-        return lambda v: str(checked_integer(t, v))
+        return _integer_writer(t)
     if t.name in ("FLOAT", "DOUBLE"):
         return _float_text
     if t.name == "DECIMAL":
@@ -303,7 +308,7 @@ def json_writer(t: SqlType) -> Writer:
     if t.name == "BOOLEAN":
         return lambda v: "true" if v else "false"
     if t.name == "STRING":
-        return lambda v: json.dumps(str(v))
+        return lambda v: json_string(str(v))
     if t.name == "BYTES":
         return lambda v: json.dumps(base64.b64encode(bytes(v)).decode("ascii"))
     if t.is_timestamp:
@@ -318,6 +323,18 @@ def json_writer(t: SqlType) -> Writer:
     return struct_writer(t.fields)
 
 
+def _integer_writer(t: SqlType) -> Writer:
+    """`checked_integer` with the type's bounds worked out once."""
+    low, high = integer_bounds(t)
+
+    def write(value: Any) -> str:
+        number = int(value)
+        if not low <= number <= high:
+            raise EncodeError(f"{number} is out of range for {t}")
+        return str(number)
+    return write
+
+
 def checked_integer(t: SqlType, value: Any) -> int:
     """`value` as an int of `t`; EncodeError when it is outside the type's range (a BIGINT that
     overflowed would otherwise reach Kafka and then fail the Delta write)."""
@@ -330,13 +347,14 @@ def checked_integer(t: SqlType, value: Any) -> int:
 
 def struct_writer(fields: tuple[tuple[str, SqlType], ...], what: str = "column") -> Writer:
     """A JSON object writer; `what` names the fields in errors (a row's "value column")."""
-    writers = [(name, json.dumps(name), _nullable(json_writer(ft))) for name, ft in fields]
+    writers = [(name, json.dumps(name) + ":", json_writer(ft)) for name, ft in fields]
 
     def write(row: Any) -> str:
         parts = []
         for name, quoted, write_field in writers:
             try:
-                parts.append(f"{quoted}:{write_field(row[name])}")
+                value = row[name]
+                parts.append(quoted + ("null" if value is None else write_field(value)))
             except KeyError:
                 raise EncodeError(f"row has no {what} {name!r}; it has {sorted(row)}") from None
         return "{" + ",".join(parts) + "}"

@@ -146,11 +146,18 @@ def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:
     """Output rows for `rows` in order: sink records, and a dead letter (counted) for each record
     or result the runtime rejects; the task goes on. End-of-input markers are noted, not processed."""
     out: list[tuple] = []
+    append = out.append
     for row in rows:
-        if row.offset < 0:
-            runtime.ended_topics.add(row.topic)
+        topic, partition, offset = row[:3]
+        if offset < 0:
+            runtime.ended_topics.add(topic)
             continue
-        out.extend(output_rows(runtime, runtime.process(row), row))
+        for item in runtime.process(row):
+            if type(item) is Emitted:  # the usual output, inline (as `output_rows` writes it)
+                append((SINK, item.topic, item.key, item.value, item.ts, topic, partition, offset, None,
+                        item.headers or None))
+            else:
+                out += output_rows(runtime, [item], row)
     return out
 
 
@@ -159,8 +166,8 @@ def output_rows(runtime: TaskRuntime, outputs: list[Output], source: InputRow | 
     of the input record they came from (`source`; None for what closing the windows at the end of
     input emits); a dead letter also carries that record's raw key and value."""
     rows = []
+    where = (None, None, None) if source is None else (source.topic, source.partition, source.offset)
     for item in outputs:
-        where = (None, None, None) if source is None else (source.topic, source.partition, source.offset)
         if isinstance(item, Emitted):
             rows.append((SINK, item.topic, item.key, item.value, item.ts, *where, None, item.headers or None))
             continue
@@ -179,12 +186,14 @@ def ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
 
     topics, partitions, offsets = frame["topic"].to_numpy(), frame["partition"].to_numpy(), frame["offset"].to_numpy()
     order = np.lexsort((offsets, partitions, topics))  # by topic, then partition, then offset
+    topics, partitions = topics[order], partitions[order]
     headers = map(_headers, frame["headers"].to_numpy()[order].tolist()) if "headers" in frame else repeat(())
-    rows = list(map(InputRow._make, zip(topics[order].tolist(), partitions[order].tolist(), offsets[order].tolist(),
+    rows = list(map(InputRow._make, zip(topics.tolist(), partitions.tolist(), offsets[order].tolist(),
                                         frame["ts"].to_numpy()[order].tolist(), frame["key"].to_numpy()[order].tolist(),
                                         frame["value"].to_numpy()[order].tolist(), headers)))
     # One queue per (topic, partition): cut where either changes.
-    cuts = [0, *(i for i in range(1, len(rows)) if rows[i][:2] != rows[i - 1][:2]), len(rows)]
+    changes = np.flatnonzero((topics[1:] != topics[:-1]) | (partitions[1:] != partitions[:-1])) + 1
+    cuts = [0, *changes.tolist(), len(rows)]
     if len(cuts) == 2:
         return iter(rows)
     return merge_in_timestamp_order([rows[a:b] for a, b in zip(cuts, cuts[1:])], timestamp=itemgetter(3))

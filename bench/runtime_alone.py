@@ -1,0 +1,153 @@
+"""The per-record Python cost of one task, without Spark or a broker: the two `stream_joins.py`
+workloads planned and compiled as there, their records encoded with each source's serde as
+`produce` encodes them, all given to one task (one partition per topic).
+
+  (a) enrichment: USERS users (a table) then CLICKS clicks LEFT JOIN them (every click finds
+      its user), ksqlDB stream-table join.
+  (b) interval: CLICKS/2 orders + CLICKS/2 payments over 10 h of event time, ids from
+      CLICKS/10 (~1 match per order), ksqlDB `INNER JOIN ... WITHIN 1 HOURS`.
+
+Per workload, each on a fresh runtime, best of --repeat runs:
+  process       `runtime.process(row)` over every row, in Kafka Streams order
+  ordered_rows  the adapter ordering a pandas frame of the same rows (one micro-batch)
+  process_rows  the adapter turning them into output rows (`process_rows`)
+Printed as input records per CPU second of this process (steadier than wall time on a shared
+machine; the wall seconds are printed too), with the runtime's own profile (`runtime.seconds`)
+of the last run and a digest of the output rows: a change that keeps behaviour keeps the digest.
+
+Usage: python bench/runtime_alone.py [--clicks N] [--repeat R] [--only a|b] [--profile]
+(default 200,000 clicks, 20,000 users; ~1 min). Needs pyspark importable (the adapter module),
+never starts Spark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import pstats
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import BASE_TS, compile_query  # noqa: E402
+
+HOUR_MS = 3_600_000
+SPAN_MS = 10 * HOUR_MS
+
+
+def source(name: str, kind: str, columns: dict) -> dict:
+    return dict(name=name, kind=kind, topic=name, partitions=1, key=["id"], columns=columns, timestamp=None)
+
+
+def input_rows(catalog, name: str, rows) -> list:
+    """`rows` ((key, value, ts)) encoded with source `name`'s serde, as InputRows of partition 0."""
+    from streamjoin.kafka.records import place
+    from streamjoin.runtime.compiler import source_serde
+    from streamjoin.runtime.contract import InputRow
+
+    definition = catalog.get(name)
+    serde = source_serde(definition)
+    out = []
+    for offset, (key, value, ts) in enumerate(rows):
+        record = place(definition.topic, 1, serde, key, value, ts, offset).record
+        out.append(InputRow(definition.topic, 0, offset, ts, record.key, record.value, ()))
+    return out
+
+
+def enrichment(clicks: int):
+    users = max(clicks // 10, 1)
+    queries, catalog = compile_query(
+        "CREATE STREAM e AS SELECT c.id AS id, c.amount AS amount, u.name AS name, u.region AS region "
+        "FROM clicks c LEFT JOIN users u ON c.id = u.id EMIT CHANGES;",
+        [source("clicks", "stream", {"id": "STRING", "amount": "BIGINT"}),
+         source("users", "table", {"id": "STRING", "name": "STRING", "region": "STRING"})])
+    rng = random.Random(1)
+    rows = input_rows(catalog, "users", ((f"u{n}", {"name": f"user {n}", "region": f"r{n % 50}"}, BASE_TS + n)
+                                         for n in range(users)))
+    rows += input_rows(catalog, "clicks", ((f"u{rng.randrange(users)}", {"amount": n}, BASE_TS + users + n)
+                                           for n in range(clicks)))
+    return queries, rows, f"{users:,} users + {clicks:,} clicks"
+
+
+def interval(clicks: int):
+    per_side, ids = max(clicks // 2, 1), max(clicks // 10, 1)
+    columns = {"id": "STRING", "v": "BIGINT"}
+    queries, catalog = compile_query(
+        "CREATE STREAM m AS SELECT o.id AS id, o.v AS ov, p.v AS pv FROM orders o INNER JOIN payments p "
+        "WITHIN 1 HOURS ON o.id = p.id EMIT CHANGES;",
+        [source("orders", "stream", columns), source("payments", "stream", columns)])
+    rng, step, rows = random.Random(2), SPAN_MS / (2 * per_side), []
+    for name, offset in (("orders", 0), ("payments", 1)):
+        rows += input_rows(catalog, name, ((f"id{rng.randrange(ids)}", {"v": n}, BASE_TS + int((2 * n + offset) * step))
+                                           for n in range(per_side)))
+    return queries, rows, f"{per_side:,} orders + {per_side:,} payments"
+
+
+def frame_of(rows):
+    import pandas as pd
+
+    # Spark hands over None for a record without headers (see `query.input_columns`).
+    return pd.DataFrame([(*row[:6], row.headers or None) for row in rows],
+                        columns=["topic", "partition", "offset", "ts", "key", "value", "headers"])
+
+
+def digest(rows) -> str:
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:12]
+
+
+def measure(name: str, queries, rows, repeat: int, profile: bool) -> None:
+    from streamjoin.spark.adapter import ordered_rows, output_rows, process_rows
+
+    (query,) = queries
+    frame = frame_of(rows)
+    ordered = list(ordered_rows(frame))
+    best: dict[str, tuple[float, float]] = {}  # measure -> least (CPU, wall) seconds
+
+    def timed(measure_name: str, run):
+        cpu, wall = time.process_time(), time.perf_counter()
+        result = run()
+        taken = (time.process_time() - cpu, time.perf_counter() - wall)
+        best[measure_name] = min(best.get(measure_name, taken), taken)
+        return result
+
+    for _ in range(repeat):
+        runtime = query.factory(0)
+        outputs = timed("process", lambda: [runtime.process(row) for row in ordered])
+        again = timed("ordered_rows", lambda: list(ordered_rows(frame)))
+        runtime = query.factory(0)
+        out = timed("process_rows", lambda: process_rows(runtime, again))
+    checked = [r for row, o in zip(ordered, outputs) for r in output_rows(runtime, o, row)]
+    if checked != out:
+        raise RuntimeError("runtime.process and process_rows disagree")
+    print(f"  {len(rows):,} records -> {len(out):,} output rows (digest {digest(out)}, "
+          f"counters {dict(sorted(runtime.counters().items()))})")
+    for measure_name, (cpu, wall) in best.items():
+        print(f"  {measure_name:13} {len(rows) / cpu:>12,.0f} records/s  ({cpu:.3f} CPU s, {wall:.3f} wall s)")
+    print("  runtime.seconds (last process_rows): "
+          + ", ".join(f"{k} {v:.3f} s" for k, v in sorted(runtime.seconds.items())))
+    if profile:
+        runtime = query.factory(0)
+        profiler = cProfile.Profile(time.process_time)  # CPU time: the machine may be busy
+        profiler.runcall(process_rows, runtime, ordered)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clicks", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=("a", "b"))
+    parser.add_argument("--profile", action="store_true", help="also print a cProfile of process_rows")
+    args = parser.parse_args()
+    for key, name, workload in (("a", "enrichment", enrichment), ("b", "interval", interval)):
+        if args.only in (None, key):
+            queries, rows, what = workload(args.clicks)
+            print(f"({key}) {name}: {what}")
+            measure(name, queries, rows, args.repeat, args.profile)
+
+
+if __name__ == "__main__":
+    main()
