@@ -17,8 +17,10 @@ every window (a bounded Flink source's final watermark).
 
 from __future__ import annotations
 
+import gc
 import json
 import pickle
+from contextlib import contextmanager
 from itertools import repeat
 from operator import itemgetter
 from functools import cached_property
@@ -118,17 +120,19 @@ class TaskProcessor(StatefulProcessor):
         runtime.seconds.clear()  # this batch's profile only
         before = runtime.counters()
         lap("state_read")
-        received = unpack(blob for frame in rows for blob in frame["rows"])
-        ordered = list(ordered_rows(received.to_pandas()))
-        lap("ordering")
-        out = process_rows(runtime, ordered)
-        if not runtime.ended and runtime.ended_topics >= self.input_topics:
-            runtime.ended = True
-            out.extend(output_rows(runtime, runtime.end_of_input(), None))
-        lap("processing")  # decode + operators + encode, split in runtime.seconds
-        self.runtime_state.update((save_runtime(runtime, self.pages),))
-        lap("state_write")
-        yield pd.DataFrame([(PACKED, None, None, packed_results(out, OUTPUT_ARROW_SCHEMA), *[None] * 6)], columns=COLUMNS)
+        with cycle_collection_paused():
+            received = unpack(blob for frame in rows for blob in frame["rows"])
+            ordered = list(ordered_rows(received.to_pandas()))
+            lap("ordering")
+            out = process_rows(runtime, ordered)
+            if not runtime.ended and runtime.ended_topics >= self.input_topics:
+                runtime.ended = True
+                out.extend(output_rows(runtime, runtime.end_of_input(), None))
+            lap("processing")  # decode + operators + encode, split in runtime.seconds
+            self.runtime_state.update((save_runtime(runtime, self.pages),))
+            lap("state_write")
+            results = packed_results(out, OUTPUT_ARROW_SCHEMA)
+        yield pd.DataFrame([(PACKED, None, None, results, *[None] * 6)], columns=COLUMNS)
         lap("output_frame")
         delta = runtime.counters()
         delta.subtract(before)
@@ -140,6 +144,20 @@ class TaskProcessor(StatefulProcessor):
 
     def close(self) -> None:
         pass
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Python's cycle collector off while a task works on a batch: its full collections walk every
+    object of the task's state, which grows with the batch, and find almost nothing (rows,
+    records and state are tuples and dicts that reference counting frees); back on afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:

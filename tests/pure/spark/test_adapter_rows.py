@@ -4,6 +4,8 @@ in Kafka Streams order, and emitted records become sink rows that keep their hea
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pandas as pd
 
@@ -12,6 +14,7 @@ from streamjoin.spark.adapter import (
     COLUMNS,
     DEAD_LETTER,
     SINK,
+    cycle_collection_paused,
     ordered_rows,
     output_rows,
 )
@@ -53,3 +56,23 @@ def test_sink_rows_carry_the_emitted_headers_and_dead_letters_none():
     by_column = [dict(zip(COLUMNS, row)) for row in rows]
     assert [(r["channel"], r["headers"]) for r in by_column] == [(SINK, (("h", b"x"),)), (SINK, None),
                                                                  (DEAD_LETTER, None)]
+
+
+def test_cycle_collection_is_paused_for_a_batch_and_restored() -> None:
+    assert gc.isenabled()
+    with cycle_collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with cycle_collection_paused():
+            raise RuntimeError("a failing batch")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()
+    gc.disable()  # a worker that had it off keeps it off
+    try:
+        with cycle_collection_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
