@@ -36,13 +36,13 @@ from pyspark.sql.streaming.stateful_processor import (
 from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
 from streamjoin.runtime.report import Laps
+from streamjoin.spark.packing import PACKED, packed_results
 from streamjoin.spark.paged_state import (
     decode_page,
     encode_page,
     load_runtime,
     save_runtime,
 )
-from streamjoin.spark.packing import PACKED, packed_results, unpack
 from streamjoin.spark.task_keys import task_of
 
 if TYPE_CHECKING:
@@ -121,8 +121,7 @@ class TaskProcessor(StatefulProcessor):
         before = runtime.counters()
         lap("state_read")
         with cycle_collection_paused():
-            received = unpack(blob for frame in rows for blob in frame["rows"])
-            ordered = list(ordered_rows(received.to_pandas()))
+            ordered = list(ordered_rows(pd.concat(list(rows), ignore_index=True)))
             lap("ordering")
             out = process_rows(runtime, ordered)
             if not runtime.ended and runtime.ended_topics >= self.input_topics:

@@ -1,10 +1,9 @@
 """Run a compiled sub-topology as a Spark streaming query, Kafka to Kafka (+ Delta).
 
-    streamjoin_kafka source (all input topics) ─▶ task of each row [Kafka partition, one per core; TaskRouting]
-      ─▶ mapInArrow: rows packed per task (packing) ─▶ groupBy(task)
+    streamjoin_kafka source (all input topics) ─▶ groupBy(task)  [Kafka partition, one per core; TaskRouting]
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
-      ─▶ foreachBatch: results unpacked; sink records → Kafka (+ replay header) and Delta; dead letters → their
-         topic and Delta table; metric deltas → the run's report.
+      ─▶ foreachBatch: results unpacked (packing); sink records → Kafka (+ replay header) and
+         Delta; dead letters → their topic and Delta table; metric deltas → the run's report.
 
 The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
 replays the batch; its records carry the same `streamjoin.id` header (query:batch:task.seq) again, so
@@ -35,7 +34,7 @@ from streamjoin.spark.adapter import (
     SINK,
     TaskProcessor,
 )
-from streamjoin.spark.packing import PACKED_INPUT_SCHEMA, pack_by_task, unpack_results
+from streamjoin.spark.packing import unpack_results
 from streamjoin.spark.session import kafka_source_for_query
 from streamjoin.spark.task_keys import task_key
 
@@ -153,7 +152,7 @@ class StreamingRun:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
         rows = reader.load().select(*input_columns())
         tasks = self.routing.assign(rows, checkpoint_shuffle_partitions(spark, self.checkpoint))
-        results = tasks.mapInArrow(pack_by_task, PACKED_INPUT_SCHEMA).groupBy("task").transformWithStateInPandas(
+        results = tasks.groupBy("task").transformWithStateInPandas(
             self.task_processor, OUTPUT_SCHEMA, "Append", "None")
         writer = (results.writeStream.queryName(self.name)
                   .option("checkpointLocation", str(self.checkpoint))
