@@ -173,10 +173,10 @@ def main() -> None:
         try:
             time.sleep(2)
             idle_cost(running)
-            loaded = running.last_batch()
+            loaded, read_before = running.last_batch(), running.report.input_rows
             since = int(time.time() * 1000)
             seen = measure(bench, running.clicks_topic, running.output, steady, args.rate, since, timeout_s=30)
-            steady_report(args, seen, since, len(steady), batches_after(running.query, loaded, len(steady)))
+            steady_report(args, seen, since, len(steady), batches_after(running, loaded, read_before, len(steady)))
             few_records(bench, running, few, args.rounds)
         finally:
             running.query.stop()
@@ -219,7 +219,7 @@ def idle_cost(running: Running) -> None:
 def few_records(bench: Bench, running: Running, records: list, rounds: int) -> None:
     """FEW records at once into the idle query, `rounds` times: from the first one's produce time
     to the last output read; then Spark's phases of those micro-batches."""
-    before, seconds_before = running.last_batch(), dict(running.report.seconds)
+    before, read_before, seconds_before = running.last_batch(), running.report.input_rows, dict(running.report.seconds)
     print(f"few records: {FEW} clicks at once into the idle query, {rounds} rounds (target: all outputs in < 0.5 s)")
     for round_ in range(rounds):
         time.sleep(1.5 + random.Random(round_).random())  # a different point of the trigger cycle
@@ -230,7 +230,7 @@ def few_records(bench: Bench, running: Running, records: list, rounds: int) -> N
             print(f"  round {round_ + 1}: all {FEW} outputs read {done / 1000:.3f} s after producing")
         else:
             print(f"  round {round_ + 1}: only {len(seen)} of {FEW} outputs in 10 s")
-    batches = batches_after(running.query, before, FEW * rounds, timeout_s=10)
+    batches = batches_after(running, before, read_before, FEW * rounds, timeout_s=10)
     if batches:
         phases: dict[str, float] = {}
         for batch in batches:
@@ -246,15 +246,16 @@ def few_records(bench: Bench, running: Running, records: list, rounds: int) -> N
             if spent[stage] >= 0.0005))
 
 
-def batches_after(streaming, after: int, records: int, timeout_s: float = 30) -> list:
-    """The progress of the batches after batch `after` that read input, once they add up to
-    `records` (the last batch's outputs are read before Spark reports its progress)."""
+def batches_after(running: Running, after: int, read_before: int, records: int, timeout_s: float = 30) -> list:
+    """The progress of the batches after batch `after` that read input, once the tasks have read
+    `records` more than `read_before` (the query's report counts records; Spark's numInputRows
+    counts the source's rows, chunks of records) and Spark has reported the last of them."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        batches = {p.batchId: p for p in streaming.recentProgress if p.batchId > after and p.numInputRows}
-        if sum(p.numInputRows for p in batches.values()) >= records or time.monotonic() > deadline:
-            return [batches[n] for n in sorted(batches)]
+    while running.report.input_rows - read_before < records and time.monotonic() < deadline:
         time.sleep(0.2)
+    time.sleep(0.5)  # the batch that read the last records reports its progress when it ends
+    batches = {p.batchId: p for p in running.query.recentProgress if p.batchId > after and p.numInputRows}
+    return [batches[n] for n in sorted(batches)]
 
 
 def steady_report(args, seen: list[tuple[int, float]], since: int, produced: int, batches: list) -> None:
@@ -275,11 +276,10 @@ def steady_report(args, seen: list[tuple[int, float]], since: int, produced: int
                                                        for _, values in sorted(windows.items())) + " s")
     if batches:
         durations = [p.durationMs["triggerExecution"] for p in batches]
-        rows = [p.numInputRows for p in batches]
         figures = percentiles(durations)
         print(f"  micro-batches with input: {len(batches)}; duration (triggerExecution) "
               + ", ".join(f"{name} {ms / 1000:.3f} s" for name, ms in figures.items())
-              + f"; records per batch: mean {sum(rows) / len(rows):,.0f}, max {max(rows):,}")
+              + f"; records per batch: mean {produced / len(batches):,.0f}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ workloads planned and compiled as there, their records encoded with each source'
 
 Per workload, each on a fresh runtime, best of --repeat runs:
   process       `runtime.process(row)` over every row, in Kafka Streams order
-  ordered_rows  the adapter ordering a pandas frame of the same rows (one micro-batch)
+  ordered_rows  the adapter unpacking and ordering the same rows, packed as the source packs them
   process_rows  the adapter turning them into output rows (`process_rows`)
 Printed as input records per CPU second of this process (steadier than wall time on a shared
 machine; the wall seconds are printed too), with the runtime's own profile (`runtime.seconds`)
@@ -86,12 +86,21 @@ def interval(clicks: int):
     return queries, rows, f"{per_side:,} orders + {per_side:,} payments"
 
 
-def frame_of(rows):
-    import pandas as pd
+def frame_of(rows, chunk: int = 50_000):
+    """The rows as the source packs them for a task: per topic, chunks of `chunk` records."""
+    import pyarrow as pa
 
-    # Spark hands over None for a record without headers (see `query.input_columns`).
-    return pd.DataFrame([(*row[:6], row.headers or None) for row in rows],
-                        columns=["topic", "partition", "offset", "ts", "key", "value", "headers"])
+    from streamjoin.spark.packing import pack_records, record_batch
+
+    batches = []
+    for topic in dict.fromkeys(row.topic for row in rows):
+        mine = [row for row in rows if row.topic == topic]
+        for start in range(0, len(mine), chunk):
+            part = mine[start:start + chunk]
+            records = record_batch([r.offset for r in part], [r.ts for r in part], [r.key for r in part],
+                                   [r.value for r in part], [r.headers or None for r in part])
+            batches.append(pack_records(topic, 0, records))
+    return pa.Table.from_batches(batches).to_pandas()
 
 
 def digest(rows) -> str:

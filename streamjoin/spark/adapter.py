@@ -7,7 +7,8 @@ as key-group pages in a map state, the rest pickled in a value state (`paged_sta
 restart from the checkpoint resumes exactly where the last committed batch left it, and a batch
 reads and writes only the pages of the keys it touched.
 
-Within a batch the rows are replayed in Kafka Streams order: per input partition in offset order,
+A task's rows are chunks of records packed by the source (`packing`). Within a batch the records
+are replayed in Kafka Streams order: per input partition in offset order,
 always taking the head record with the smallest timestamp (`merge_in_timestamp_order`).
 
 Rows with a negative offset are end-of-input markers from a bounded source (one per input
@@ -21,7 +22,7 @@ import gc
 import json
 import pickle
 from contextlib import contextmanager
-from itertools import repeat
+from itertools import groupby
 from operator import itemgetter
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -36,7 +37,7 @@ from pyspark.sql.streaming.stateful_processor import (
 from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
 from streamjoin.runtime.report import Laps
-from streamjoin.spark.packing import PACKED, packed_results
+from streamjoin.spark.packing import PACKED, packed_results, unpack_records
 from streamjoin.spark.paged_state import (
     decode_page,
     encode_page,
@@ -195,28 +196,16 @@ def output_rows(runtime: TaskRuntime, outputs: list[Output], source: InputRow | 
 
 
 def ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
-    """Kafka Streams record order for one task: queues per input partition in offset order,
-    merged by smallest head timestamp."""
-    if frame.empty:
-        return iter(())
-    import numpy as np
-
-    topics, partitions, offsets = frame["topic"].to_numpy(), frame["partition"].to_numpy(), frame["offset"].to_numpy()
-    order = np.lexsort((offsets, partitions, topics))  # by topic, then partition, then offset
-    topics, partitions = topics[order], partitions[order]
-    headers = map(_headers, frame["headers"].to_numpy()[order].tolist()) if "headers" in frame else repeat(())
-    rows = list(map(InputRow._make, zip(topics.tolist(), partitions.tolist(), offsets[order].tolist(),
-                                        frame["ts"].to_numpy()[order].tolist(), frame["key"].to_numpy()[order].tolist(),
-                                        frame["value"].to_numpy()[order].tolist(), headers)))
-    # One queue per (topic, partition): cut where either changes.
-    changes = np.flatnonzero((topics[1:] != topics[:-1]) | (partitions[1:] != partitions[:-1])) + 1
-    cuts = [0, *changes.tolist(), len(rows)]
-    if len(cuts) == 2:
-        return iter(rows)
-    return merge_in_timestamp_order([rows[a:b] for a, b in zip(cuts, cuts[1:])], timestamp=itemgetter(3))
-
-
-def _headers(column) -> tuple:
-    """A row's headers as Spark hands them over (None when there are none, see
-    `query.input_columns`; else an array of {key, value} structs) as (key, bytes) pairs."""
-    return () if column is None else tuple((h["key"], h["value"]) for h in column)
+    """Kafka Streams record order for one task's packed rows (`packing.PACKED_INPUT_DDL`): a queue
+    per input partition in offset order, merged by smallest head timestamp."""
+    chunks = sorted(zip(frame["topic"].tolist(), frame["partition"].tolist(), frame["offset"].tolist(),
+                        frame["records"].tolist()), key=itemgetter(0, 1, 2))
+    queues = []
+    for (topic, partition), group in groupby(chunks, key=itemgetter(0, 1)):
+        queue: list[InputRow] = []
+        for chunk in group:
+            queue += unpack_records(topic, partition, chunk[3])
+        queues.append(queue)
+    if len(queues) <= 1:
+        return iter(queues[0] if queues else ())
+    return merge_in_timestamp_order(queues, timestamp=itemgetter(3))

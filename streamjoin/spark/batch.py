@@ -20,7 +20,7 @@ from streamjoin.spark.adapter import (
     output_rows,
     process_rows,
 )
-from streamjoin.spark.query import TaskRouting, input_columns
+from streamjoin.spark.query import TaskRouting
 from streamjoin.spark.session import kafka_source_for_query
 from streamjoin.spark.task_keys import task_of
 
@@ -43,10 +43,9 @@ def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, .
     None), as an Arrow table (topic, key, value, ts, …)."""
     reader = (spark.read.format(kafka_source_for_query(spark)).options(**kafka_options)
               .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest")
-              .option("includeHeaders", "true"))
+              .option("streamjoin.packed", "true"))
     if ending_timestamp is not None:
         reader = reader.option("endingTimestamp", str(ending_timestamp))
-    rows = reader.load().select(*input_columns())
-    spread = routing.assign(rows, int(spark.conf.get("spark.sql.shuffle.partitions")))
+    spread = routing.assign(reader.load(), int(spark.conf.get("spark.sql.shuffle.partitions")))
     result = spread.groupBy("task").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow()
     return result.filter(pa.compute.equal(result.column("channel"), SINK))

@@ -12,7 +12,9 @@ from streamjoin.spark.kafka_source import (
     SCHEMA_DDL,
     KafkaBatchReader,
     KafkaStreamReader,
+    SourceOptions,
 )
+from streamjoin.spark.packing import PACKED_INPUT_DDL
 
 FORMAT = "streamjoin_kafka"
 
@@ -23,7 +25,7 @@ class KafkaDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        return SCHEMA_DDL
+        return PACKED_INPUT_DDL if SourceOptions.packed_from(self.options) else SCHEMA_DDL
 
     def reader(self, schema: StructType) -> KafkaBatchReader:
         return KafkaBatchReader(self.options)

@@ -10,7 +10,9 @@ Options: kafka.bootstrap.servers, kafka.security.protocol, kafka.sasl.* (see kaf
 subscribe (comma list), startingOffsets (earliest|latest|JSON with -2 = earliest, -1 = latest),
 startingTimestamp (ms), endingOffsets (batch: latest|JSON), endingTimestamp (batch, ms),
 maxOffsetsPerTrigger (streaming), streamjoin.onDataLoss (streaming: fail|earliest|latest, what to
-do when a checkpointed offset is outside the log; Spark's failOnDataLoss=false means earliest).
+do when a checkpointed offset is outside the log; Spark's failOnDataLoss=false means earliest),
+streamjoin.packed (true: a row per chunk of up to ARROW_BATCH_ROWS records, `packing.PACKED_INPUT_DDL`,
+what streamjoin's own queries read; the default is Spark's row per record).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pyspark.sql.streaming.datasource import (
 
 from streamjoin.kafka import offsets, rdkafka
 from streamjoin.kafka.client import client_config_from_options
+from streamjoin.spark import packing
 
 SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset long, "
               "timestamp timestamp, timestampType int, "
@@ -61,6 +64,7 @@ class SourceOptions:
     max_offsets_per_trigger: int | None
     end_of_input: bool = False
     on_data_loss: str = "fail"
+    packed: bool = False  # streamjoin.packed: rows of packed records (`packing.PACKED_INPUT_DDL`)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> "SourceOptions":
@@ -83,7 +87,12 @@ class SourceOptions:
                    ending_timestamp=optional_int("endingTimestamp"),
                    max_offsets_per_trigger=optional_int("maxOffsetsPerTrigger"),
                    end_of_input=(options.get("streamjoin.endOfInput") or "").lower() == "true",
-                   on_data_loss=_on_data_loss(options))
+                   on_data_loss=_on_data_loss(options),
+                   packed=cls.packed_from(options))
+
+    @staticmethod
+    def packed_from(options: Mapping[str, str]) -> bool:
+        return (options.get("streamjoin.packed") or "").lower() == "true"
 
 
 def _on_data_loss(options: Mapping[str, str]) -> str:
@@ -183,39 +192,45 @@ def ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int
     return result
 
 
-def read_range_as_arrow(client_config: dict, part: KafkaRange) -> Iterator[pa.RecordBatch]:
-    """Rows of one KafkaRange as Arrow record batches in offset order (read with librdkafka)."""
+def read_range_as_arrow(client_config: dict, part: KafkaRange, packed: bool = False) -> Iterator[pa.RecordBatch]:
+    """Rows of one KafkaRange as Arrow record batches in offset order (read with librdkafka):
+    Spark's Kafka rows, or with `packed` one row per chunk of records (`packing.pack_records`)."""
     for messages in rdkafka.read_range(client_config, part.topic, part.partition, part.start, part.end,
                                        chunk=ARROW_BATCH_ROWS):
         times = [m.timestamp() for m in messages]
-        yield _arrow_batch(part, [m.key() for m in messages], [m.value() for m in messages],
-                           [m.offset() for m in messages], [t[1] for t in times],
-                           # librdkafka: 1 create time, 2 log-append time; Spark's schema: 0 and 1
-                           [max(t[0] - 1, 0) for t in times], [m.headers() for m in messages])
+        records = packing.record_batch([m.offset() for m in messages], [t[1] for t in times],
+                                       [m.key() for m in messages], [m.value() for m in messages],
+                                       [m.headers() for m in messages])
+        if packed:
+            yield packing.pack_records(part.topic, part.partition, records)
+        else:  # librdkafka: 1 create time, 2 log-append time; Spark's schema: 0 and 1
+            yield _spark_rows(part, records, [max(t[0] - 1, 0) for t in times])
 
 
-def end_marker_batch(part: KafkaRange) -> pa.RecordBatch:
+def end_marker_batch(part: KafkaRange, packed: bool = False) -> pa.RecordBatch:
     """The end-of-input marker of one partition: offset -1, no key, no value."""
-    return _arrow_batch(part, [None], [None], [-1], [0], [0], [None])
+    records = packing.record_batch([-1], [0], [None], [None], [None])
+    return packing.pack_records(part.topic, part.partition, records) if packed else _spark_rows(part, records, [0])
 
 
 _HEADER = ARROW_SCHEMA.field("headers").type
 
 
-def _arrow_batch(part: KafkaRange, keys: list, values: list, offsets_: list, timestamps_ms: list,
-                 timestamp_types: list, headers: list) -> pa.RecordBatch:
-    """One batch of the source schema, built column by column (the per-row work stays in C)."""
-    rows = len(offsets_)
-    if any(headers):
-        header_column = pa.array([[{"key": k, "value": v} for k, v in h] if h else [] for h in headers], _HEADER)
+def _spark_rows(part: KafkaRange, records: pa.RecordBatch, timestamp_types: list) -> pa.RecordBatch:
+    """Spark's Kafka rows of `records`, built column by column (the per-row work stays in C):
+    a record without headers has an empty array, as in Spark's own source."""
+    rows = records.num_rows
+    headers = records.column("headers")
+    if headers.null_count < rows:
+        header_column = pa.array([h or [] for h in headers.to_pylist()], _HEADER)
     else:  # the usual case: no headers at all, so an array of empty lists without a Python loop
         header_column = pa.ListArray.from_arrays(pa.array([0] * (rows + 1), pa.int32()),
                                                  pa.array([], _HEADER.value_type))
     columns = {
-        "key": pa.array(keys, pa.binary()), "value": pa.array(values, pa.binary()),
+        "key": records.column("key"), "value": records.column("value"),
         "topic": pa.array([part.topic] * rows, pa.string()), "partition": pa.array([part.partition] * rows, pa.int32()),
-        "offset": pa.array(offsets_, pa.int64()),
-        "timestamp": pa.compute.multiply(pa.array(timestamps_ms, pa.int64()), 1000).cast(ARROW_SCHEMA.field("timestamp").type),
+        "offset": records.column("offset"),
+        "timestamp": pa.compute.multiply(records.column("ts"), 1000).cast(ARROW_SCHEMA.field("timestamp").type),
         "timestampType": pa.array(timestamp_types, pa.int32()), "headers": header_column,
     }
     return pa.RecordBatch.from_arrays([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
@@ -277,9 +292,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offsets.recover(with_new, begins, end, self._resolver.opts.on_data_loss)
 
     def read(self, partition: KafkaRange) -> Iterator[pa.RecordBatch]:
-        yield from read_range_as_arrow(self._resolver.opts.client_config, partition)
+        opts = self._resolver.opts
+        yield from read_range_as_arrow(opts.client_config, partition, opts.packed)
         if partition.end_marker:
-            yield end_marker_batch(partition)
+            yield end_marker_batch(partition, opts.packed)
 
     def commit(self, end: dict) -> None:
         """Offsets live in Spark's checkpoint; nothing to commit to Kafka."""
@@ -321,4 +337,5 @@ class KafkaBatchReader(DataSourceReader):
         return ranges(start, {tp: max(end[tp], start[tp]) for tp in tps})
 
     def read(self, partition: KafkaRange) -> Iterator[pa.RecordBatch]:
-        return read_range_as_arrow(self._resolver.opts.client_config, partition)
+        opts = self._resolver.opts
+        return read_range_as_arrow(opts.client_config, partition, opts.packed)

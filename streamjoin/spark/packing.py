@@ -1,25 +1,39 @@
-"""A task's results packed into one Arrow IPC blob for the hop out of its Python worker.
+"""Rows packed into Arrow IPC blobs for the hops between Spark and a task's Python worker.
 
-`transformWithStateInPandas` takes a task's results back as pandas frames, which the task would
-build row by row (`pd.DataFrame(rows)`) and pyspark would convert column by column, only for the
-driver to collect them as Arrow again. Packed, a task returns one row whose value is a blob of
-all its result rows, built column-wise, and `foreachBatch` unpacks it:
+Spark moves rows one by one: into its own row format after the source, through the shuffle to a
+task, and to the task's Python worker as Arrow, which pyspark turns into pandas, then into
+single rows to group them by key, then into pandas again. Packed, a whole chunk of records
+travels as one row, and the Python code at each end converts it column-wise:
 
-    task: result rows ─▶ packed_results ─▶ one OUTPUT_SCHEMA row (channel PACKED, value = blob)
-    driver: df.toArrow() ─▶ unpack_results ─▶ the result rows, as if never packed
+    way in   source: a chunk of one partition's records ─▶ pack_records ─▶ one PACKED_INPUT_DDL row
+             task: its rows of the micro-batch ─▶ unpack_records per chunk ─▶ InputRows
+    way out  task: result rows ─▶ packed_results ─▶ one OUTPUT_SCHEMA row (channel PACKED)
+             driver: df.toArrow() ─▶ unpack_results ─▶ the result rows, as if never packed
 
-Only the way out is packed: packing the way in took a `mapInArrow` step, another Python worker
-round trip per input partition that added ~0.4 s to every micro-batch and no measurable throughput.
+The way in is packed by the source itself (`streamjoin.packed`), in the Python worker that reads
+Kafka anyway: a separate packing step (`mapInArrow`) was tried first and cost a Python worker
+round trip, ~0.4 s per micro-batch, for no measurable throughput.
 """
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from streamjoin.runtime.contract import InputRow
+
 PACKED = "packed"  # the channel of a result row whose value holds packed result rows
+
+# A chunk of one partition's records: the row the source gives a task, and the blob in it.
+PACKED_INPUT_DDL = "topic string, partition int, offset long, records binary"
+PACKED_INPUT_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
+                                 ("records", pa.binary())])
+_HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+RECORD_SCHEMA = pa.schema([("offset", pa.int64()), ("ts", pa.int64()), ("key", pa.binary()),
+                           ("value", pa.binary()), ("headers", _HEADERS)])
 
 
 def to_ipc(data: pa.RecordBatch | pa.Table) -> bytes:
@@ -27,6 +41,41 @@ def to_ipc(data: pa.RecordBatch | pa.Table) -> bytes:
     with pa.ipc.new_stream(sink, data.schema) as writer:
         writer.write(data)
     return sink.getvalue().to_pybytes()
+
+
+def record_batch(offsets: list, timestamps_ms: list, keys: list, values: list, headers: list) -> pa.RecordBatch:
+    """Records of one partition, column-wise; `headers` are a record's (key, bytes) pairs, and
+    null when it has none (most records: no per-record lists to build)."""
+    if any(headers):
+        header_column = pa.array([[{"key": k, "value": v} for k, v in h] if h else None for h in headers], _HEADERS)
+    else:
+        header_column = pa.nulls(len(offsets), _HEADERS)
+    return pa.RecordBatch.from_arrays([pa.array(offsets, pa.int64()), pa.array(timestamps_ms, pa.int64()),
+                                       pa.array(keys, pa.binary()), pa.array(values, pa.binary()), header_column],
+                                      schema=RECORD_SCHEMA)
+
+
+def pack_records(topic: str, partition: int, records: pa.RecordBatch) -> pa.RecordBatch:
+    """One PACKED_INPUT row holding `records`, at the offset of its first record."""
+    first = records.column("offset")[0].as_py() if records.num_rows else -1
+    return pa.RecordBatch.from_arrays([pa.array([topic]), pa.array([partition], pa.int32()), pa.array([first], pa.int64()),
+                                       pa.array([to_ipc(records)], pa.binary())], schema=PACKED_INPUT_SCHEMA)
+
+
+def unpack_records(topic: str, partition: int, blob: bytes) -> list[InputRow]:
+    """The records of one packed row, in offset order, as a task reads them."""
+    records = pa.ipc.open_stream(blob).read_all()
+    count = records.num_rows
+    headers = records.column("headers")
+    header_rows = repeat((), count) if headers.null_count == count else map(_header_pairs, headers.to_pylist())
+    return list(map(InputRow._make, zip(repeat(topic, count), repeat(partition, count),
+                                        records.column("offset").to_pylist(), records.column("ts").to_pylist(),
+                                        records.column("key").to_pylist(), records.column("value").to_pylist(),
+                                        header_rows)))
+
+
+def _header_pairs(headers: list[dict] | None) -> tuple:
+    return () if headers is None else tuple((h["key"], h["value"]) for h in headers)
 
 
 def unpack(blobs: Iterable[bytes]) -> pa.Table:

@@ -1,5 +1,5 @@
-"""A task's state in key groups: every operator store is kept as `KEY_GROUPS` pages (Flink's key
-groups) in a map state, the rest of the runtime as one small pickled value.
+"""A task's state in key groups: every operator store is kept as pages (Flink's key groups) in a
+map state, the rest of the runtime as one small pickled value.
 
 Pickling a task's whole runtime in every micro-batch made a batch's state traffic follow the
 state's size (a 1M-row table: ~120 MB per batch, however few rows changed). Here a store is
@@ -9,10 +9,18 @@ delete: a value changed in place is put back, the `KeyValueStore` contract). No 
 store (they only get/put/delete by key), so a batch touches the pages of its own keys and no others.
 
     batch 1  fresh runtime, plain InMemoryStores -> save: each store's non-empty pages written,
-             the runtime pickled with each store replaced by its id (pickle's persistent ids)
+             the runtime pickled with each store replaced by a reference: (id, page count,
+             key count)
     batch 2  runtime unpickled with a PagedStore per id, nothing loaded yet; records touch keys
              in pages 7 and 90 of one store -> those two pages read; page 90 had a put, so only
              it is written back at save
+
+How many pages: each page read or write is one call to Spark's state server (~0.5 ms here), so a
+store has about `KEYS_PER_PAGE` keys a page, in a power of two of pages up to `MAX_PAGES`. A store
+that grows past twice that is split at save (page g's keys go to g and g + n), as a hash table
+grows; a store never shrinks its page count. A batch touching most keys of a 100k-key store then
+makes ~512 calls instead of 4,096; a 1M-row table keeps 4,096 pages, so a batch touching a few
+of its keys reads few, small pages. (A store saved before page counts were recorded has 4,096.)
 
 Pure Python (no Spark): `Pages` is the storage, a map state on Spark, a dict in tests.
 """
@@ -21,6 +29,8 @@ from __future__ import annotations
 
 import io
 import pickle
+from collections import ChainMap
+from contextvars import ContextVar
 import uuid
 import zlib
 from typing import Any, Hashable, Iterator, Protocol
@@ -29,14 +39,21 @@ from pyspark import cloudpickle
 
 from streamjoin.operators.base import InMemoryStore, KeyValueStore
 
-# Each page read or write is one call to Spark's state server (~0.5 ms here): 4,096 pages keep a
-# 1,000-update batch against a 1M-row FK join at ~4,000 small page calls (256 pages: every page).
-KEY_GROUPS = 4096
+MAX_PAGES = 4096
+KEYS_PER_PAGE = 256
 
 
-def key_group(key: Hashable) -> int:
-    """The page of a key, stable across processes (Python's own str hash is salted per process)."""
-    return zlib.crc32(repr(key).encode()) % KEY_GROUPS
+def key_hash(key: Hashable) -> int:
+    """Stable across processes (Python's own str hash is salted per process)."""
+    return zlib.crc32(repr(key).encode())
+
+
+def page_count_for(keys: int) -> int:
+    """The fewest pages, a power of two up to MAX_PAGES, that hold `keys` at KEYS_PER_PAGE a page."""
+    count = 1
+    while count < MAX_PAGES and keys > count * KEYS_PER_PAGE:
+        count *= 2
+    return count
 
 
 class Pages(Protocol):
@@ -49,10 +66,12 @@ class Pages(Protocol):
 
 class PagedStore(KeyValueStore):
     """A store whose pages are loaded on first use; `loaded` are the pages this batch touched,
-    `changed` those it put to or deleted from."""
+    `changed` those it put to or deleted from. `size` counts its keys (None for a store saved
+    before sizes were recorded: it keeps its page count)."""
 
-    def __init__(self, store_id: str, pages: Pages) -> None:
+    def __init__(self, store_id: str, pages: Pages, page_count: int = MAX_PAGES, size: int | None = None) -> None:
         self.store_id, self.pages = store_id, pages
+        self.page_count, self.size = page_count, size
         self.loaded: dict[int, dict] = {}
         self.changed: set[int] = set()
 
@@ -63,61 +82,100 @@ class PagedStore(KeyValueStore):
         return data
 
     def get(self, key: Hashable, default: Any = None) -> Any:
-        return self._page(key_group(key)).get(key, default)
+        return self._page(key_hash(key) & (self.page_count - 1)).get(key, default)
 
     def put(self, key: Hashable, value: Any) -> None:
-        group = key_group(key)
-        self._page(group)[key] = value
+        group = key_hash(key) & (self.page_count - 1)
+        page = self._page(group)
+        if self.size is not None and key not in page:
+            self.size += 1
+        page[key] = value
         self.changed.add(group)
 
     def delete(self, key: Hashable) -> None:
-        group = key_group(key)
-        self._page(group).pop(key, None)
+        group = key_hash(key) & (self.page_count - 1)
+        if self._page(group).pop(key, _MISSING) is not _MISSING and self.size is not None:
+            self.size -= 1
         self.changed.add(group)
 
     def items(self) -> Iterator[tuple[Hashable, Any]]:
-        return iter([item for group in range(KEY_GROUPS) for item in self._page(group).items()])
+        return iter([item for group in range(self.page_count) for item in self._page(group).items()])
 
     def __len__(self) -> int:
-        return sum(len(self._page(group)) for group in range(KEY_GROUPS))
+        return sum(len(self._page(group)) for group in range(self.page_count))
+
+    def pages_to_write(self) -> dict[int, dict]:
+        """The changed pages; all of them, split, when the store has outgrown its page count."""
+        if self.size is None or self.size <= 2 * KEYS_PER_PAGE * self.page_count or self.page_count >= MAX_PAGES:
+            return {group: self.loaded[group] for group in self.changed}
+        entries = self.items()
+        self.page_count = page_count_for(self.size)
+        split: dict[int, dict] = {group: {} for group in range(self.page_count)}  # empty ones are removed
+        for key, value in entries:
+            split[key_hash(key) & (self.page_count - 1)][key] = value
+        self.loaded, self.changed = split, set(split)
+        return split
 
 
-def _pages_of(store: KeyValueStore) -> dict[int, dict]:
-    """The pages to write: a paged store's changed ones, a fresh in-memory store's non-empty ones."""
+_MISSING = object()
+
+
+def _store_pages(store: KeyValueStore) -> tuple[dict[int, dict], int, int]:
+    """What to write of a store, its page count and its key count: a paged store's changed pages,
+    a fresh in-memory store's non-empty ones."""
     if isinstance(store, PagedStore):
-        return {group: store.loaded[group] for group in store.changed}
+        return store.pages_to_write(), store.page_count, store.size
+    count = page_count_for(len(store))
     pages: dict[int, dict] = {}
     for key, value in store.items():
-        pages.setdefault(key_group(key), {})[key] = value
-    return pages
+        pages.setdefault(key_hash(key) & (count - 1), {})[key] = value
+    return pages, count, len(store)
 
 
 class _StatePickler(cloudpickle.Pickler):
-    def __init__(self, file, pages: Pages) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.pages = pages
-        self.ids: dict[int, str] = {}  # id(store) -> store id, written once per save
+    """Pickles a runtime with each store replaced by a reference to its pages, written as the
+    store is met. The store types are found in the dispatch table, a lookup in C: a
+    `persistent_id` hook would be a Python call for every object pickled (a window join's
+    timers alone are ~1M objects at 1M records)."""
 
-    def persistent_id(self, obj: Any):
-        if not isinstance(obj, (InMemoryStore, PagedStore)):
-            return None
-        store_id = self.ids.get(id(obj))
-        if store_id is None:
-            store_id = self.ids[id(obj)] = obj.store_id if isinstance(obj, PagedStore) else uuid.uuid4().hex
-            for group, data in _pages_of(obj).items():
-                self.pages.save(store_id, group, data)
-        return ("store", store_id)
+    def __init__(self, file, pages: Pages) -> None:
+        self.pages = pages
+        # read by the C pickler when it is initialised, so set first
+        self.dispatch_table = ChainMap({InMemoryStore: self._reduce_store, PagedStore: self._reduce_store},
+                                       cloudpickle.Pickler.dispatch_table)
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _reduce_store(self, store: KeyValueStore) -> tuple:
+        # once per store (the pickler's memo): a store shared by two operators stays one store
+        store_id = store.store_id if isinstance(store, PagedStore) else uuid.uuid4().hex
+        pages, page_count, size = _store_pages(store)
+        for group, data in pages.items():
+            self.pages.save(store_id, group, data)
+        return _open_store, (store_id, page_count, size)
+
+
+_opening: ContextVar[Pages] = ContextVar("pages of the runtime being loaded")
+
+
+def _open_store(store_id: str, page_count: int, size: int) -> PagedStore:
+    return PagedStore(store_id, _opening.get(), page_count, size)
 
 
 class _StateUnpickler(pickle.Unpickler):
+    """Also reads runtimes saved before stores were reduced: those name each store by a
+    persistent id ("store", id), and their stores have 4,096 pages and no key count."""
+
     def __init__(self, file, pages: Pages) -> None:
         super().__init__(file)
         self.pages = pages
         self.stores: dict[str, PagedStore] = {}
 
-    def persistent_load(self, pid: tuple[str, str]) -> PagedStore:
-        _, store_id = pid
-        return self.stores.setdefault(store_id, PagedStore(store_id, self.pages))
+    def persistent_load(self, pid: tuple) -> PagedStore:
+        store_id = pid[1]
+        store = self.stores.get(store_id)
+        if store is None:
+            store = self.stores[store_id] = PagedStore(store_id, self.pages)
+        return store
 
 
 def save_runtime(runtime: Any, pages: Pages) -> bytes:
@@ -128,7 +186,11 @@ def save_runtime(runtime: Any, pages: Pages) -> bytes:
 
 
 def load_runtime(blob: bytes, pages: Pages) -> Any:
-    return _StateUnpickler(io.BytesIO(blob), pages).load()
+    token = _opening.set(pages)
+    try:
+        return _StateUnpickler(io.BytesIO(blob), pages).load()
+    finally:
+        _opening.reset(token)
 
 
 def encode_page(data: dict) -> bytes:

@@ -1,6 +1,6 @@
 """Run a compiled sub-topology as a Spark streaming query, Kafka to Kafka (+ Delta).
 
-    streamjoin_kafka source (all input topics) ─▶ groupBy(task)  [Kafka partition, one per core; TaskRouting]
+    streamjoin_kafka source (all input topics, records packed in chunks) ─▶ groupBy(task)  [Kafka partition, one per core; TaskRouting]
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
       ─▶ foreachBatch: results unpacked (packing); sink records → Kafka (+ replay header) and
          Delta; dead letters → their topic and Delta table; metric deltas → the run's report.
@@ -146,12 +146,11 @@ class StreamingRun:
     def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
         reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
-                  .option("startingOffsets", "earliest").option("includeHeaders", "true")
+                  .option("startingOffsets", "earliest").option("streamjoin.packed", "true")
                   .option("streamjoin.endOfInput", str(self.end_of_input).lower()))
         if self.max_offsets_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
-        rows = reader.load().select(*input_columns())
-        tasks = self.routing.assign(rows, checkpoint_shuffle_partitions(spark, self.checkpoint))
+        tasks = self.routing.assign(reader.load(), checkpoint_shuffle_partitions(spark, self.checkpoint))
         results = tasks.groupBy("task").transformWithStateInPandas(
             self.task_processor, OUTPUT_SCHEMA, "Append", "None")
         writer = (results.writeStream.queryName(self.name)
@@ -229,14 +228,6 @@ class StreamingRun:
         records = pa.table({"topic": sink.column("topic"), "key": sink.column("key"), "value": sink.column("value"),
                             "timestamp": sink.column("ts").cast(pa.timestamp("ms")), "headers": sink.column("headers")})
         produce_arrow(self.client_config, records.to_batches(), self.name, batch_id)
-
-
-def input_columns() -> list:
-    """What a task reads of each Kafka row (`adapter.ordered_rows`): its coordinates, time, key,
-    value and headers, null where a record has none (most do: no empty arrays through Arrow and
-    pandas). `includeHeaders` makes Spark's own Kafka source give them too."""
-    return ["topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key", "value",
-            F.when(F.size("headers") > 0, F.col("headers")).alias("headers")]
 
 
 def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:

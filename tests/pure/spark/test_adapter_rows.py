@@ -1,12 +1,11 @@
-"""The adapter's row conversions without Spark: Kafka rows as Spark hands them to a task (pandas,
-headers null when a record has none, else an array of {key, value} structs) become `InputRow`s
-in Kafka Streams order, and emitted records become sink rows that keep their headers."""
+"""The adapter's row conversions without Spark: chunks of Kafka records as the source packs them
+for a task (headers null when a record has none) become `InputRow`s in Kafka Streams order, and
+emitted records become sink rows that keep their headers."""
 
 from __future__ import annotations
 
 import gc
 
-import numpy as np
 import pandas as pd
 
 from streamjoin.runtime.contract import Emitted, InputRow, Rejected, TaskRuntime
@@ -18,27 +17,44 @@ from streamjoin.spark.adapter import (
     ordered_rows,
     output_rows,
 )
+from streamjoin.spark.packing import PACKED_INPUT_SCHEMA, pack_records, record_batch
 
 
-def frame(with_headers: bool) -> pd.DataFrame:
-    data = {"topic": ["r", "l", "l"], "partition": [0, 0, 0], "offset": [0, 1, 0], "ts": [5, 7, 6],
-            "key": [b"k", b"k", b"k"], "value": [b"1", b"3", b"2"]}
-    if with_headers:
-        data["headers"] = [np.array([{"key": "a", "value": b"!"}, {"key": "a", "value": None}], dtype=object),
-                           None, None]
-    return pd.DataFrame(data)
+def packed(chunks: list[tuple[str, int, list[tuple]]]) -> pd.DataFrame:
+    """A task's packed rows: each chunk is a partition's records (offset, ts, key, value, headers)."""
+    if not chunks:
+        return PACKED_INPUT_SCHEMA.empty_table().to_pandas()
+    batches = [pack_records(topic, partition, record_batch(*map(list, zip(*records))))
+               for topic, partition, records in chunks]
+    return pd.concat([batch.to_pandas() for batch in batches], ignore_index=True)
+
+
+# r-0: offset 0 @5 | l-0: offsets 1 @7 (second chunk, given first) and 0 @6 (first chunk)
+CHUNKS = [("r", 0, [(0, 5, b"k", b"1", [("a", b"!"), ("a", None)])]),
+          ("l", 0, [(1, 7, b"k", b"3", None)]),
+          ("l", 0, [(0, 6, b"k", b"2", None)])]
 
 
 def test_rows_keep_their_headers_in_kafka_streams_order():
-    assert list(ordered_rows(frame(True))) == [
+    assert list(ordered_rows(packed(CHUNKS))) == [
         InputRow("r", 0, 0, 5, b"k", b"1", (("a", b"!"), ("a", None))),  # smallest head timestamp first
-        InputRow("l", 0, 0, 6, b"k", b"2", ()),
+        InputRow("l", 0, 0, 6, b"k", b"2", ()),  # a partition's chunks in offset order
         InputRow("l", 0, 1, 7, b"k", b"3", ()),
     ]
 
 
-def test_a_frame_without_a_headers_column_has_rows_without_headers():
-    assert {row.headers for row in ordered_rows(frame(False))} == {()}
+def test_records_without_headers_have_none():
+    assert {row.headers for row in ordered_rows(packed(CHUNKS[1:]))} == {()}
+
+
+def test_within_a_partition_offset_order_wins_over_timestamps():
+    # one partition, out-of-order timestamps: replayed as the log holds them
+    rows = ordered_rows(packed([("l", 1, [(3, 9, b"a", b"x", None), (4, 2, b"b", b"y", None)])]))
+    assert [(row.offset, row.ts) for row in rows] == [(3, 9), (4, 2)]
+
+
+def test_no_chunks_no_rows():
+    assert list(ordered_rows(packed([]))) == []
 
 
 class _Runtime(TaskRuntime):

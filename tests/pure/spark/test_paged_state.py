@@ -7,6 +7,8 @@ one page per store, however large the state.
 
 from __future__ import annotations
 
+import io
+import itertools
 import pickle
 
 import pytest
@@ -16,7 +18,15 @@ from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConf
 from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
 from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinConfig
-from streamjoin.spark.paged_state import PagedStore, key_group, load_runtime, save_runtime
+from streamjoin.spark.paged_state import (
+    KEYS_PER_PAGE,
+    MAX_PAGES,
+    PagedStore,
+    key_hash,
+    load_runtime,
+    page_count_for,
+    save_runtime,
+)
 
 
 class DictPages:
@@ -72,8 +82,9 @@ def test_a_batch_reads_and_writes_only_the_pages_of_its_keys():
     pages, join = DictPages(), new_join()
     join.process_all(updates(20_000, 5_000))
     blob = save_runtime(join, pages)
-    # The first save writes every non-empty page of both stores (even keys left, odd keys right).
-    assert pages.writes == sum(len({key_group(f"k{k}") for k in range(side, 5_000, 2)}) for side in (0, 1))
+    # The first save writes every non-empty page of both stores (even keys left, odd keys right),
+    # 2,500 keys each: 16 pages of ~156 keys.
+    assert pages.writes == sum(len({key_hash(f"k{k}") & 15 for k in range(side, 5_000, 2)}) for side in (0, 1)) == 32
     assert len(blob) < 20_000  # the runtime without its stores (the join's state is in the pages)
 
     pages.reads = pages.writes = 0
@@ -86,7 +97,7 @@ def test_a_batch_reads_and_writes_only_the_pages_of_its_keys():
     # one key: its page of each store read (the probe looks at the left store); only the right
     # store's page changed, so only it is written back
     assert (pages.reads, pages.writes) == (2, 1)
-    assert {group for _, group in pages.data} >= {key_group("k42")}
+    assert {group for _, group in pages.data} >= {key_hash("k42") & 15}
 
 
 def test_a_store_shared_by_two_operators_stays_one_store():
@@ -122,3 +133,46 @@ def test_window_join_through_pages_equals_one_uninterrupted_run():
         blob = save_runtime(operator, pages)
     batched += load_runtime(blob, pages).advance_to(END_OF_TIME)
     assert batched == whole and len(whole) > 5_000
+
+
+@pytest.mark.parametrize("keys, pages", [(0, 1), (1, 1), (KEYS_PER_PAGE, 1), (KEYS_PER_PAGE + 1, 2),
+                                         (100_000, 512), (1_000_000, MAX_PAGES), (10**8, MAX_PAGES)])
+def test_page_count_follows_the_key_count(keys, pages):
+    assert page_count_for(keys) == pages
+
+
+def test_a_growing_store_is_split_and_keeps_its_rows():
+    # batch n adds keys [0, 400·n): the store starts at 2 pages and is split as it passes twice
+    # KEYS_PER_PAGE a page; results equal one uninterrupted run.
+    records = [Record(Side(i % 2), f"k{i // 2}", {"v": i}, i) for i in range(16_000)]
+    whole = new_join().process_all(records)
+    pages, blob, batched, counts = DictPages(), None, [], []
+    for start in range(0, len(records), 800):
+        join = new_join() if blob is None else load_runtime(blob, pages)
+        batched += join.process_all(records[start:start + 800])
+        blob = save_runtime(join, pages)
+        store = load_runtime(blob, pages).tables[0]
+        counts.append((store.size, store.page_count))
+    assert batched == whole
+    assert counts[0] == (400, 2) and counts[-1] == (8_000, 32)
+    assert all(size <= 2 * KEYS_PER_PAGE * count for size, count in counts)
+    assert len(list(load_runtime(blob, pages).tables[0].items())) == 8_000
+
+
+def test_a_store_saved_without_a_page_count_keeps_4096_pages():
+    # ("store", id): what saves wrote before page counts were recorded; their keys are in page
+    # crc32 mod 4096, which is the hash masked to 4,096 pages
+    pages = DictPages()
+    pages.save("old", key_hash("k1") % 4096, {"k1": ("row", 5)})
+
+    class Old(pickle.Pickler):
+        def persistent_id(self, obj):
+            return ("store", "old") if obj == "STORE" else None
+
+    buffer = io.BytesIO()
+    Old(buffer).dump(["STORE"])
+    store = load_runtime(buffer.getvalue(), pages)[0]
+    assert (store.page_count, store.size, store.get("k1")) == (MAX_PAGES, None, ("row", 5))
+    other = next(f"k{n}" for n in itertools.count(2) if key_hash(f"k{n}") % 4096 != key_hash("k1") % 4096)
+    store.put(other, 1)
+    assert store.pages_to_write() == {key_hash(other) % 4096: {other: 1}}
