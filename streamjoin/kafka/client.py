@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from kafka import KafkaConsumer
-from kafka.errors import KafkaError
-
 from streamjoin.settings import SECURITY, Settings
 
 _TIMEOUT_OPTION = "kafka.bootstrap.timeout.ms"
@@ -63,6 +60,11 @@ def client_config_from_options(options: Mapping[str, str]) -> dict:
 
 def check_reachable(settings: Settings, bootstrap: str) -> None:
     """Raise KafkaUnreachable unless a broker answers a metadata request within the timeout."""
+    # Imported here: the Spark source's and sink's Python workers import this module for the
+    # client configuration only, and kafka-python costs each ~0.85 s.
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaError
+
     try:
         consumer = KafkaConsumer(**kafka_client_config(settings, bootstrap), group_id=None,
                                  enable_auto_commit=False)

@@ -1,6 +1,7 @@
 """Kafka's default partitioner: murmur2 (seed 0x9747b28c) of the serialized key, made positive by
 masking the sign bit (Utils.toPositive), modulo the partition count. Every producer we write uses
-it so our topics co-partition with topics written by any other Kafka client."""
+it so our topics co-partition with topics written by any other Kafka client; keyless records go
+round-robin (`choose_partition`). Pure Python: both Kafka clients use it."""
 
 from __future__ import annotations
 
@@ -39,3 +40,11 @@ def default_partition(key: bytes, partitions: int) -> int:
     if partitions <= 0:
         raise ValueError(f"partition count must be positive, got {partitions}")
     return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+def choose_partition(key: bytes | None, partitions: int, sequence: int) -> int:
+    """Keyed: Kafka's default partitioner. Keyless: round-robin by the record's sequence number
+    within its write (deterministic, so a replayed write lands records where they were)."""
+    if key is None:
+        return sequence % partitions
+    return default_partition(key, partitions)

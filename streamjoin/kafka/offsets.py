@@ -7,16 +7,19 @@ Tansu quirks handled here (harmless on real Kafka):
   there and fetch once: the Fetch response carries the true high watermark.
 - ListOffsets(timestamp) answers by append time, ignoring record timestamps. We check the answer
   against the record it points to and otherwise scan for the first record at or after the time.
+
+kafka-python is imported by the functions that make its objects, not here: the Spark source's
+read tasks import this module (for the data-loss policy, `recover`) and never look an offset up.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
-from kafka import KafkaConsumer, TopicPartition
-from kafka.record import util as record_util
+if TYPE_CHECKING:
+    from kafka import KafkaConsumer, TopicPartition
 
 STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
 _POLL_MS = 200
@@ -29,27 +32,32 @@ _NO_RESET = {"enable_auto_commit": False, "group_id": None, "auto_offset_reset":
 
 def offset_consumer(client_config: dict) -> KafkaConsumer:
     """A consumer for metadata and offset lookups: no group, small fetches."""
+    from kafka import KafkaConsumer  # kafka-python: see the module doc
+
     # fetch_max_wait_ms: a fetch at the log end must answer at once (it carries the high watermark).
     return KafkaConsumer(**client_config, **_NO_RESET,
                          max_partition_fetch_bytes=1024, fetch_max_bytes=64 * 1024,
                          fetch_max_wait_ms=10)
 
 
-# kafka-python checks each batch's CRC32C in pure Python unless the `crc32c` C extension is
-# installed; that check alone took a third of the read time. Without the extension we rely on
-# TCP checksums in transit (the broker validated the CRC when the batch was produced).
-CHECK_CRCS = record_util.crc32c_c is not None
-
-
 def data_consumer(client_config: dict) -> KafkaConsumer:
     """A consumer for bulk reads: no group, large fetches."""
+    from kafka import KafkaConsumer  # kafka-python: see the module doc
+    from kafka.record import util as record_util
+
+    # kafka-python checks each batch's CRC32C in pure Python unless the `crc32c` C extension is
+    # installed; that check alone took a third of the read time. Without the extension we rely on
+    # TCP checksums in transit (the broker validated the CRC when the batch was produced).
+    check_crcs = record_util.crc32c_c is not None
     return KafkaConsumer(**client_config, **_NO_RESET, max_poll_records=20_000,
                          fetch_max_bytes=64 * 1024 * 1024, max_partition_fetch_bytes=16 * 1024 * 1024,
-                         receive_buffer_bytes=4 << 20, check_crcs=CHECK_CRCS)
+                         receive_buffer_bytes=4 << 20, check_crcs=check_crcs)
 
 
 def topic_partitions(consumer: KafkaConsumer, topics: list[str]) -> list[TopicPartition]:
     """All partitions of `topics`, in topic order then partition order."""
+    from kafka import TopicPartition  # kafka-python: see the module doc
+
     result = []
     for topic in topics:
         partitions = consumer.partitions_for_topic(topic)

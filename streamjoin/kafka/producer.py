@@ -1,6 +1,6 @@
 """The control path's producer (kafka-python: samples, dead letters, tests): Kafka's default
-partitioning computed by us, deterministic for keyless records too. A query's results take the
-data path (`rdkafka.produce_arrow`)."""
+partitioning computed by us (`murmur2.choose_partition`), deterministic for keyless records too.
+A query's results take the data path (`rdkafka.produce_arrow`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Iterable
 
 from kafka import KafkaProducer
 
-from streamjoin.kafka.murmur2 import default_partition
+from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.kafka.records import OutRecord
 
 
@@ -16,14 +16,6 @@ def bulk_producer(client_config: dict) -> KafkaProducer:
     """A producer tuned for throughput that still acknowledges every write on all replicas."""
     return KafkaProducer(**client_config, acks="all", linger_ms=5, batch_size=512 * 1024,
                          max_request_size=16 * 1024 * 1024)
-
-
-def choose_partition(key: bytes | None, partitions: int, sequence: int) -> int:
-    """Keyed: Kafka's default partitioner. Keyless: round-robin by the record's sequence number
-    within its write (deterministic, so a replayed write lands records where they were)."""
-    if key is None:
-        return sequence % partitions
-    return default_partition(key, partitions)
 
 
 def partition_count(producer: KafkaProducer, topic: str) -> int:

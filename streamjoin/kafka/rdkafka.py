@@ -24,9 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
-from streamjoin.kafka.producer import bulk_producer, choose_partition, send_all
-from streamjoin.kafka.producer import partition_count as kafka_partition_count
-from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
+from streamjoin.kafka.murmur2 import choose_partition
+from streamjoin.runtime.contract import REPLAY_HEADER
 
 STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
 _KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",
@@ -153,14 +152,19 @@ def _epoch_ms(batch: pa.RecordBatch) -> pa.Array:
 
 def _send_with_kafka_python(client_config: dict, batches: list[pa.RecordBatch], id_prefix: bytes, task: int,
                             default_topic: str | None) -> int:
-    producer = bulk_producer(client_config)
+    # Imported here: every Spark write task imports this module, and kafka-python (~0.85 s a
+    # Python worker) is needed only by this rare fallback.
+    from streamjoin.kafka import producer as kafka_python
+    from streamjoin.kafka.records import OutRecord
+
+    producer = kafka_python.bulk_producer(client_config)
     try:
         records = [(topic, OutRecord(key, value, timestamp, (*(given or ()), (REPLAY_HEADER, replay_id)),
                                      partition))
                    for columns in _records(batches, id_prefix, default_topic, task,
-                                           lambda topic: kafka_partition_count(producer, topic))
+                                           lambda topic: kafka_python.partition_count(producer, topic))
                    for topic, value, key, partition, timestamp, given, replay_id in zip(*columns)]
-        return send_all(producer, records, first_sequence=task)
+        return kafka_python.send_all(producer, records, first_sequence=task)
     finally:
         producer.close()
 

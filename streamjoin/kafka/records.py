@@ -5,11 +5,13 @@ Kafka's default partitioner gives it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from streamjoin.kafka.murmur2 import default_partition
 from streamjoin.runtime.contract import REPLAY_HEADER
-from streamjoin.serde.formats import SerdeSpec, encode_key, encode_value
+
+if TYPE_CHECKING:
+    from streamjoin.serde.formats import SerdeSpec
 
 # REPLAY_HEADER: the header the Kafka sink adds to every record, "<writer id>:<batch id>:<task>.<seq>".
 # A replayed micro-batch re-produces exactly the same ids, so a reader keeps the first copy of each id.
@@ -70,6 +72,10 @@ class Placed:
 def place(topic: str, partitions: int, serde: SerdeSpec, key: Any, value: Any, ts: int,
           sequence: int, headers=(), window: tuple[int, int] | None = None) -> Placed:
     """`window`: (start, end) of a windowed key."""
+    # Imported here: serde brings the SQL dialect (sqlglot), which OutRecord's users (the sink's
+    # kafka-python fallback) do not need; a caller of `place` holds a SerdeSpec, so it is loaded.
+    from streamjoin.serde.formats import encode_key, encode_value
+
     key_parts = None if key is None or not serde.key_columns else _key_tuple(serde, key) + tuple(window or ())
     key_bytes = None if key_parts is None else encode_key(serde, key_parts)
     value_bytes = None if value is None else encode_value(serde, _value_row(serde, value, ts))

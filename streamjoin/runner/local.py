@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from streamjoin.runner.cases import Case
+from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.kafka.records import ConsumedRecord
 from streamjoin.runner.compare import OutputRecord
 from streamjoin.runner.planned import PlannedCase
@@ -57,8 +58,6 @@ def local_records(case: Case, planned: PlannedCase) -> dict[str, list[ConsumedRe
 
 
 def _emit(topics, outputs, partitions: dict[str, int]) -> None:
-    from streamjoin.kafka.producer import choose_partition
-
     for e in (o for o in outputs if isinstance(o, Emitted)):  # rejections: the Spark path dead-letters them
         partition = choose_partition(e.key, partitions[e.topic], len(topics[e.topic]))
         _append(topics, e.topic, partition, e.key, e.value, e.ts, e.headers)

@@ -1,6 +1,8 @@
-"""Spark's Kafka source rebuilt as a PySpark Python data source over kafka-python (Spark's JVM
-connector needs Maven, unreachable here). Same option names and row schema as
-`format("kafka")`, so that format is a drop-in where its jar exists.
+"""Spark's Kafka source rebuilt as a PySpark Python data source (Spark's JVM connector needs Maven,
+unreachable here). Same option names and row schema as `format("kafka")`, so that format is a
+drop-in where its jar exists. The driver side looks offsets up with kafka-python
+(`kafka.offsets`); read tasks read records with librdkafka (`kafka.rdkafka.read_range`) and
+never import kafka-python: each Python worker unpickling a reader would pay ~0.85 s for it.
 
 Offsets (in Spark checkpoints) are Spark Kafka's JSON: {"topic": {"0": 42, "1": 7}}, the next
 offset to read per partition. Each micro-batch reads [start, end) of every partition as one input
@@ -19,11 +21,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
-from kafka import TopicPartition
 from pyspark.sql.datasource import (
     DataSourceReader,
     DataSourceStreamReader,
@@ -39,6 +40,9 @@ from pyspark.sql.streaming.datasource import (
 from streamjoin.kafka import offsets, rdkafka
 from streamjoin.kafka.client import client_config_from_options
 from streamjoin.spark import packing
+
+if TYPE_CHECKING:
+    from kafka import TopicPartition
 
 SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset long, "
               "timestamp timestamp, timestampType int, "
@@ -123,6 +127,9 @@ def to_json_offsets(by_tp: Mapping[TopicPartition, int]) -> dict:
 
 
 def from_json_offsets(by_topic: Mapping) -> dict[TopicPartition, int]:
+    # Imported here: only the driver side reads offset JSON; a read task never needs kafka-python.
+    from kafka import TopicPartition
+
     return {TopicPartition(topic, int(p)): int(offset)
             for topic, partitions in by_topic.items() for p, offset in partitions.items()}
 

@@ -10,6 +10,7 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
+from streamjoin.kafka import producer as kafka_python
 from streamjoin.kafka import rdkafka
 from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 
@@ -172,8 +173,8 @@ def test_a_record_of_event_time_zero_sends_the_write_with_kafka_python(monkeypat
         sent.update(records=records, first_sequence=first_sequence)
         return len(records)
 
-    monkeypatch.setattr(rdkafka, "bulk_producer", lambda config: KafkaPython())
-    monkeypatch.setattr(rdkafka, "send_all", send_all)
+    monkeypatch.setattr(kafka_python, "bulk_producer", lambda config: KafkaPython())
+    monkeypatch.setattr(kafka_python, "send_all", send_all)
     batch = pa.record_batch({"key": [None, b"k"], "value": [b"1", b"2"],
                              "timestamp": pa.array([0, None], pa.int64()).cast(pa.timestamp("ms"))})
     assert rdkafka.produce_arrow({"bootstrap_servers": ["b:9092"]}, [batch], "w", 7, task=1,

@@ -1,0 +1,61 @@
+"""What a Python worker of ours imports. Spark unpickles the `streamjoin_kafka` data source in
+every planning process, its readers and writers in every task worker, and the task processor in
+every transformWithStateInPandas worker: kafka-python (the driver side's offset lookups), sqlglot
+(the SQL dialect) and pandas cost ~0.3-0.85 s of CPU each there, so none of them may come with
+these imports. Each case runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from tests.paths import REPO
+
+HEAVY = ("kafka", "sqlglot", "pandas")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    code: str  # runs with the pickled (reader, writer) of `shipped()` on stdin
+    absent: tuple[str, ...] = HEAVY
+
+
+CASES = [
+    Case("data source", "import streamjoin.spark.kafka_datasource"),
+    Case("task processor", "import streamjoin.spark.adapter"),
+    Case("unpickled reader and writer", "import pickle; pickle.loads(sys.stdin.buffer.read())"),
+    # A read task's work without a broker: an empty range, then its end-of-input marker. pyarrow
+    # itself imports pandas the first time it converts Python lists, so only the other two count.
+    Case("read task", "import pickle\n"
+                      "from streamjoin.spark.kafka_source import KafkaRange\n"
+                      "reader, _ = pickle.loads(sys.stdin.buffer.read())\n"
+                      "assert len(list(reader.read(KafkaRange('t', 0, 5, 5, end_marker=True)))) == 1",
+         absent=("kafka", "sqlglot")),
+]
+
+
+def shipped() -> bytes:
+    """A stream reader and writer pickled as Spark ships them to tasks (no broker is contacted)."""
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    from streamjoin.spark.kafka_sink import KafkaStreamWriter
+    from streamjoin.spark.kafka_source import KafkaStreamReader
+
+    options = {"kafka.bootstrap.servers": "localhost:9092", "subscribe": "t", "topic": "out",
+               "streamjoin.packed": "true"}
+    return pickle.dumps((KafkaStreamReader(options),
+                         KafkaStreamWriter(options, StructType([StructField("value", BinaryType())]))))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_worker_imports_nothing_heavy(case: Case) -> None:
+    code = f"import sys\n{case.code}\nprint(sorted(m for m in {case.absent!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], input=shipped(), cwd=REPO, capture_output=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().strip() == "[]"
