@@ -61,7 +61,7 @@ def incompatible_change(instance: dg.DagsterInstance, query: Query) -> str | Non
     current = query.state_fingerprint
     if recorded is None or recorded == current:
         return None
-    return (f"incompatible SQL change (state fingerprint {recorded} -> {current}); "
+    return (f"incompatible SQL change or engine upgrade (state fingerprint {recorded} -> {current}); "
             f"run reset_{query.name} and backfill instead of restarting")
 
 

@@ -21,6 +21,7 @@ from streamjoin.plan import nodes as P
 from streamjoin.plan.catalog import Catalog
 from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.compiled import CompiledQuery
+from streamjoin.runtime.contract import STATE_FORMAT
 
 SOURCES_FILE = "sources.sql"
 _HEADER = re.compile(r"^--\s*(mode|schedule)\s*:\s*(.+?)\s*$", re.I | re.M)
@@ -70,10 +71,11 @@ class Query:
 
     @property
     def state_fingerprint(self) -> str:
-        """Changes exactly when the compiled topology changes (operators, keys, windows, schema);
-        comments or whitespace in the SQL leave it alone. A changed fingerprint means the
-        checkpoint is incompatible: the query needs a reset + backfill, not a restart."""
-        return hashlib.sha256(self.explain.encode()).hexdigest()[:16]
+        """Changes exactly when the compiled topology changes (operators, keys, windows, schema)
+        or the engine's checkpoint layout does (`STATE_FORMAT`); comments or whitespace in the SQL
+        leave it alone. A changed fingerprint means the checkpoint is incompatible: the query
+        needs a reset + backfill, not a restart."""
+        return hashlib.sha256(f"{self.explain}\nstate format {STATE_FORMAT}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

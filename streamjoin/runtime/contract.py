@@ -16,6 +16,12 @@ REPLAY_HEADER = "streamjoin.id"
 
 Headers = tuple[tuple[str, bytes | None], ...]
 
+# The layout of what a task checkpoints: its runtime is pickled, so the classes it holds (stages,
+# operators, bindings, rows in state) are part of the checkpoint. Bumped whenever one of them
+# changes its fields; a checkpoint of another format is refused (reset the query and backfill),
+# never half-read. `tests/pure/runtime/test_state_format.py` notices a change that was not bumped.
+STATE_FORMAT = 2
+
 
 class InputRow(NamedTuple):
     """One Kafka record as a task receives it (a tuple: a batch builds hundreds of thousands)."""

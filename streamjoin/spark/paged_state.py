@@ -20,7 +20,10 @@ store has about `KEYS_PER_PAGE` keys a page, in a power of two of pages up to `M
 that grows past twice that is split at save (page g's keys go to g and g + n), as a hash table
 grows; a store never shrinks its page count. A batch touching most keys of a 100k-key store then
 makes ~512 calls instead of 4,096; a 1M-row table keeps 4,096 pages, so a batch touching a few
-of its keys reads few, small pages. (A store saved before page counts were recorded has 4,096.)
+of its keys reads few, small pages.
+
+The pickled runtime starts with a line naming its layout (`STATE_FORMAT`); a checkpoint of
+another layout is refused with `CheckpointIncompatible`, never half-read.
 
 Pure Python (no Spark): `Pages` is the storage, a map state on Spark, a dict in tests.
 """
@@ -29,15 +32,16 @@ from __future__ import annotations
 
 import io
 import pickle
-from collections import ChainMap
-from contextvars import ContextVar
 import uuid
 import zlib
+from collections import ChainMap
+from contextvars import ContextVar
 from typing import Any, Hashable, Iterator, Protocol
 
 from pyspark import cloudpickle
 
 from streamjoin.operators.base import InMemoryStore, KeyValueStore
+from streamjoin.runtime.contract import STATE_FORMAT
 
 MAX_PAGES = 4096
 KEYS_PER_PAGE = 256
@@ -66,10 +70,9 @@ class Pages(Protocol):
 
 class PagedStore(KeyValueStore):
     """A store whose pages are loaded on first use; `loaded` are the pages this batch touched,
-    `changed` those it put to or deleted from. `size` counts its keys (None for a store saved
-    before sizes were recorded: it keeps its page count)."""
+    `changed` those it put to or deleted from; `size` counts its keys."""
 
-    def __init__(self, store_id: str, pages: Pages, page_count: int = MAX_PAGES, size: int | None = None) -> None:
+    def __init__(self, store_id: str, pages: Pages, page_count: int, size: int) -> None:
         self.store_id, self.pages = store_id, pages
         self.page_count, self.size = page_count, size
         self.loaded: dict[int, dict] = {}
@@ -87,14 +90,14 @@ class PagedStore(KeyValueStore):
     def put(self, key: Hashable, value: Any) -> None:
         group = key_hash(key) & (self.page_count - 1)
         page = self._page(group)
-        if self.size is not None and key not in page:
+        if key not in page:
             self.size += 1
         page[key] = value
         self.changed.add(group)
 
     def delete(self, key: Hashable) -> None:
         group = key_hash(key) & (self.page_count - 1)
-        if self._page(group).pop(key, _MISSING) is not _MISSING and self.size is not None:
+        if self._page(group).pop(key, _MISSING) is not _MISSING:
             self.size -= 1
         self.changed.add(group)
 
@@ -106,7 +109,7 @@ class PagedStore(KeyValueStore):
 
     def pages_to_write(self) -> dict[int, dict]:
         """The changed pages; all of them, split, when the store has outgrown its page count."""
-        if self.size is None or self.size <= 2 * KEYS_PER_PAGE * self.page_count or self.page_count >= MAX_PAGES:
+        if self.size <= 2 * KEYS_PER_PAGE * self.page_count or self.page_count >= MAX_PAGES:
             return {group: self.loaded[group] for group in self.changed}
         entries = self.items()
         self.page_count = page_count_for(self.size)
@@ -161,34 +164,36 @@ def _open_store(store_id: str, page_count: int, size: int) -> PagedStore:
     return PagedStore(store_id, _opening.get(), page_count, size)
 
 
-class _StateUnpickler(pickle.Unpickler):
-    """Also reads runtimes saved before stores were reduced: those name each store by a
-    persistent id ("store", id), and their stores have 4,096 pages and no key count."""
+class CheckpointIncompatible(RuntimeError):
+    """The checkpoint holds a task runtime in another layout than this streamjoin writes."""
 
-    def __init__(self, file, pages: Pages) -> None:
-        super().__init__(file)
-        self.pages = pages
-        self.stores: dict[str, PagedStore] = {}
 
-    def persistent_load(self, pid: tuple) -> PagedStore:
-        store_id = pid[1]
-        store = self.stores.get(store_id)
-        if store is None:
-            store = self.stores[store_id] = PagedStore(store_id, self.pages)
-        return store
+_FORMAT_MARK = b"streamjoin state format "
 
 
 def save_runtime(runtime: Any, pages: Pages) -> bytes:
-    """Write the stores' touched pages to `pages`; return the rest of the runtime, pickled."""
+    """Write the stores' touched pages to `pages`; return the rest of the runtime, pickled, after
+    a line naming its layout (`STATE_FORMAT`)."""
     buffer = io.BytesIO()
+    buffer.write(b"%b%d\n" % (_FORMAT_MARK, STATE_FORMAT))
     _StatePickler(buffer, pages).dump(runtime)
     return buffer.getvalue()
 
 
 def load_runtime(blob: bytes, pages: Pages) -> Any:
+    """The runtime `save_runtime` wrote, its stores reading `pages`; CheckpointIncompatible when
+    it was written in another layout (a runtime saved before formats were named is format 1)."""
+    found = 1
+    if blob.startswith(_FORMAT_MARK):
+        line, _, blob = blob.partition(b"\n")
+        found = int(line[len(_FORMAT_MARK):])
+    if found != STATE_FORMAT:
+        raise CheckpointIncompatible(
+            f"the checkpoint holds task state of format {found}; this streamjoin reads and writes format "
+            f"{STATE_FORMAT}. Reset the query and backfill it (its outputs are recomputed from the input topics)")
     token = _opening.set(pages)
     try:
-        return _StateUnpickler(io.BytesIO(blob), pages).load()
+        return pickle.loads(blob)
     finally:
         _opening.reset(token)
 

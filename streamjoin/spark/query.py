@@ -49,7 +49,7 @@ class QueryFailed(RuntimeError):
 
 
 # Errors raised inside Spark whose message is the whole story for a user.
-_OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaTimeoutError|NoBrokersAvailable)\b:?\s*(.*)")
+_OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible)\b:?\s*(.*)")
 
 
 def root_cause(spark_message: str) -> str:

@@ -7,8 +7,6 @@ one page per store, however large the state.
 
 from __future__ import annotations
 
-import io
-import itertools
 import pickle
 
 import pytest
@@ -18,8 +16,10 @@ from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConf
 from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
 from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinConfig
+from streamjoin.runtime.contract import STATE_FORMAT
 from streamjoin.spark.paged_state import (
     KEYS_PER_PAGE,
+    CheckpointIncompatible,
     MAX_PAGES,
     PagedStore,
     key_hash,
@@ -159,20 +159,15 @@ def test_a_growing_store_is_split_and_keeps_its_rows():
     assert len(list(load_runtime(blob, pages).tables[0].items())) == 8_000
 
 
-def test_a_store_saved_without_a_page_count_keeps_4096_pages():
-    # ("store", id): what saves wrote before page counts were recorded; their keys are in page
-    # crc32 mod 4096, which is the hash masked to 4,096 pages
-    pages = DictPages()
-    pages.save("old", key_hash("k1") % 4096, {"k1": ("row", 5)})
-
-    class Old(pickle.Pickler):
-        def persistent_id(self, obj):
-            return ("store", "old") if obj == "STORE" else None
-
-    buffer = io.BytesIO()
-    Old(buffer).dump(["STORE"])
-    store = load_runtime(buffer.getvalue(), pages)[0]
-    assert (store.page_count, store.size, store.get("k1")) == (MAX_PAGES, None, ("row", 5))
-    other = next(f"k{n}" for n in itertools.count(2) if key_hash(f"k{n}") % 4096 != key_hash("k1") % 4096)
-    store.put(other, 1)
-    assert store.pages_to_write() == {key_hash(other) % 4096: {other: 1}}
+def test_a_runtime_of_another_state_format_is_refused_with_the_remedy():
+    pages, join = DictPages(), new_join()
+    join.process_all(updates(10, 5))
+    blob = save_runtime(join, pages)
+    assert blob.startswith(b"streamjoin state format %d\n" % STATE_FORMAT)
+    assert load_runtime(blob, pages).tables[0].get("k0") is not None
+    # what saves wrote before formats were named: the bare pickle (format 1); and a later format
+    bare = blob.partition(b"\n")[2]
+    newer = b"streamjoin state format %d\n" % (STATE_FORMAT + 1) + bare
+    for older_or_newer, format_ in ((bare, 1), (newer, STATE_FORMAT + 1)):
+        with pytest.raises(CheckpointIncompatible, match=f"format {format_}; .* Reset the query and backfill"):
+            load_runtime(older_or_newer, pages)

@@ -10,6 +10,14 @@ CASES = [
      "streamjoin.kafka.offsets.DataLossError: topic 'a' partition 0: the checkpoint's next offset 1000 is past "
      "the log end (the log holds offsets 0..50). Nothing was read.\nJVM stacktrace:\norg.apache.spark.SparkException: x",
      "DataLossError: topic 'a' partition 0: the checkpoint's next offset 1000 is past the log end"),
+    # a checkpoint written by an engine with another state layout, raised inside a task
+    ("org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 1.0 failed\n"
+     "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+     '  File "paged_state.py", line 190, in load_runtime\n'
+     "streamjoin.spark.paged_state.CheckpointIncompatible: the checkpoint holds task state of format 1; this "
+     "streamjoin reads and writes format 2. Reset the query and backfill it\n\tat org.apache.spark.x",
+     "CheckpointIncompatible: the checkpoint holds task state of format 1; this streamjoin reads and writes format 2. "
+     "Reset the query and backfill it"),
     ("org.apache.spark.SparkException: Job aborted\nCaused by: java.io.IOException\nValueError: bad thing",
      "ValueError: bad thing"),
     ("something odd happened", "something odd happened"),
