@@ -8,8 +8,8 @@ restart from the checkpoint resumes exactly where the last committed batch left 
 reads and writes only the pages of the keys it touched.
 
 A task's rows are chunks of records packed by the source (`packing`). Within a batch the records
-are replayed in Kafka Streams order: per input partition in offset order,
-always taking the head record with the smallest timestamp (`merge_in_timestamp_order`).
+are replayed in Kafka Streams order: per input partition in offset order, always taking the head
+record with the smallest timestamp (`merge_in_timestamp_order`).
 
 Rows with a negative offset are end-of-input markers from a bounded source (one per input
 partition): once a task has one for every input topic, it advances time to the end, which closes

@@ -52,6 +52,11 @@ def key_hash(key: Hashable) -> int:
     return zlib.crc32(repr(key).encode())
 
 
+def page_of(key: Hashable, page_count: int) -> int:
+    """The page of `key` among a power of two of pages."""
+    return key_hash(key) & (page_count - 1)
+
+
 def page_count_for(keys: int) -> int:
     """The fewest pages, a power of two up to MAX_PAGES, that hold `keys` at KEYS_PER_PAGE a page."""
     count = 1
@@ -85,10 +90,10 @@ class PagedStore(KeyValueStore):
         return data
 
     def get(self, key: Hashable, default: Any = None) -> Any:
-        return self._page(key_hash(key) & (self.page_count - 1)).get(key, default)
+        return self._page(page_of(key, self.page_count)).get(key, default)
 
     def put(self, key: Hashable, value: Any) -> None:
-        group = key_hash(key) & (self.page_count - 1)
+        group = page_of(key, self.page_count)
         page = self._page(group)
         if key not in page:
             self.size += 1
@@ -96,7 +101,7 @@ class PagedStore(KeyValueStore):
         self.changed.add(group)
 
     def delete(self, key: Hashable) -> None:
-        group = key_hash(key) & (self.page_count - 1)
+        group = page_of(key, self.page_count)
         if self._page(group).pop(key, _MISSING) is not _MISSING:
             self.size -= 1
         self.changed.add(group)
@@ -105,7 +110,7 @@ class PagedStore(KeyValueStore):
         return iter([item for group in range(self.page_count) for item in self._page(group).items()])
 
     def __len__(self) -> int:
-        return sum(len(self._page(group)) for group in range(self.page_count))
+        return self.size
 
     def pages_to_write(self) -> dict[int, dict]:
         """The changed pages; all of them, split, when the store has outgrown its page count."""
@@ -115,7 +120,7 @@ class PagedStore(KeyValueStore):
         self.page_count = page_count_for(self.size)
         split: dict[int, dict] = {group: {} for group in range(self.page_count)}  # empty ones are removed
         for key, value in entries:
-            split[key_hash(key) & (self.page_count - 1)][key] = value
+            split[page_of(key, self.page_count)][key] = value
         self.loaded, self.changed = split, set(split)
         return split
 
@@ -131,7 +136,7 @@ def _store_pages(store: KeyValueStore) -> tuple[dict[int, dict], int, int]:
     count = page_count_for(len(store))
     pages: dict[int, dict] = {}
     for key, value in store.items():
-        pages.setdefault(key_hash(key) & (count - 1), {})[key] = value
+        pages.setdefault(page_of(key, count), {})[key] = value
     return pages, count, len(store)
 
 
