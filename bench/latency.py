@@ -131,9 +131,15 @@ class Running:
     """The continuous query under test and the topics it reads and writes."""
 
     query: object  # pyspark StreamingQuery
-    report: object  # RunReport, filled by the query's batches
+    run: object  # its StreamingRun: the figures of finished batches fold into the report when read
+    figures: object  # RunReport
     clicks_topic: str
     output: str
+
+    @property
+    def report(self):
+        self.run.refresh(self.figures)
+        return self.figures
 
     def last_batch(self) -> int:
         return self.query.lastProgress.batchId if self.query.lastProgress else -1
@@ -197,14 +203,15 @@ def start_query(bench: Bench, query, clicks_topic: str, interval: str, users: in
                         bench.work_dir / "checkpoints" / query.name)
     report = RunReport(query=query.name, output_topic=query.sink.topic)
     started = time.perf_counter()
-    streaming = run.start(bench.spark, report, {"processingTime": interval})
-    while report.input_rows < users:
-        if not streaming.isActive:
-            raise RuntimeError(f"the query stopped: {streaming.exception()}")
+    running = Running(run.start(bench.spark, {"processingTime": interval}), run, report, clicks_topic,
+                      query.sink.topic)
+    while running.report.input_rows < users:
+        if not running.query.isActive:
+            raise RuntimeError(f"the query stopped: {running.query.exception()}")
         time.sleep(0.05)
     print(f"query up with trigger processingTime={interval!r}: the {users:,}-row table loaded "
           f"{time.perf_counter() - started:,.1f} s after start")
-    return Running(streaming, report, clicks_topic, query.sink.topic)
+    return running
 
 
 def idle_cost(running: Running) -> None:

@@ -36,6 +36,30 @@ class RunReport:
         for stage, value in stages.items():
             self.seconds[stage] = self.seconds.get(stage, 0.0) + value
 
+    def add_batch(self, batch: dict, stream_times: dict[int, int]) -> None:
+        """One micro-batch's figures (JSON: what the batch's writer measured, and each task's
+        figures under "tasks"). `stream_times` (task -> stream time) carries over batches: the
+        watermark shown is the smallest over tasks, since no task is behind it."""
+        for task in batch["tasks"]:
+            if task["stream_time"] is not None:
+                stream_times[task["task"]] = task["stream_time"]
+                self.watermark_ms = min(stream_times.values())
+            counts = task["counts"]
+            self.input_rows += counts.get("input_records", 0)
+            self.late_records += counts.get("late", 0)
+            self.dropped_records += counts.get("null_key", 0) + counts.get("null_value", 0)
+            self.dead_letters += counts.get("dead_letters", 0)
+            self.add_seconds({f"task.{stage}": value for stage, value in task.get("seconds", {}).items()})
+            for name, value in counts.items():
+                self.extra[name] = self.extra.get(name, 0) + value
+        self.dead_letters += batch["rejected_by_table"]
+        if batch["delta_version"] is not None:
+            self.delta_version = batch["delta_version"]
+        self.add_seconds(batch["seconds"])
+        self.output_rows += batch["output_rows"]
+        self.batches += 1
+        self.batch_duration_ms = int(sum(batch["seconds"].values()) * 1000)
+
 
 class Laps:
     """Seconds since the previous lap, per named lap: `lap("decode")` closes a lap."""

@@ -3,7 +3,8 @@
     streamjoin_kafka source (all input topics, records packed in chunks) ─▶ groupBy(task)  [Kafka partition, one per core; TaskRouting]
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
       ─▶ foreachBatch: results unpacked (packing); sink records → Kafka (+ replay header) and
-         Delta; dead letters → their topic and Delta table; metric deltas → the run's report.
+         Delta; dead letters → their topic and Delta table; metric deltas → the run's report
+         (`batch_figures`).
 
 The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
 replays the batch; its records carry the same `streamjoin.id` header (query:batch:task.seq) again, so
@@ -27,6 +28,7 @@ from streamjoin.kafka import offsets
 from streamjoin.kafka.rdkafka import produce_arrow
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.runtime.report import Laps, RunReport
+from streamjoin.spark.batch_figures import BatchFigures
 from streamjoin.spark.adapter import (
     DEAD_LETTER,
     METRICS,
@@ -141,9 +143,13 @@ class StreamingRun:
     end_of_input: bool = False  # bounded: the source marks the end, the tasks flush all windows
     max_offsets_per_trigger: int | None = None
     routing: TaskRouting = field(default_factory=TaskRouting)
-    stream_times: dict[int, int] = field(default_factory=dict)  # task -> stream time, this run
+    figures: BatchFigures = field(init=False)
 
-    def start(self, spark: SparkSession, report: RunReport, trigger: dict | None = None):
+    def __post_init__(self) -> None:
+        self.figures = BatchFigures(self.checkpoint)
+
+    def start(self, spark: SparkSession, trigger: dict | None = None):
+        """Starts the query; `refresh(report)` adds what its batches did since the last call."""
         reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
                   .option("startingOffsets", "earliest").option("streamjoin.packed", "true")
@@ -153,19 +159,25 @@ class StreamingRun:
         tasks = self.routing.assign(reader.load(), checkpoint_shuffle_partitions(spark, self.checkpoint))
         results = tasks.groupBy("task").transformWithStateInPandas(
             self.task_processor, OUTPUT_SCHEMA, "Append", "None")
+        self.figures.clear()
         writer = (results.writeStream.queryName(self.name)
                   .option("checkpointLocation", str(self.checkpoint))
-                  .foreachBatch(lambda df, batch_id: self._write_batch(df, batch_id, report)))
+                  .foreachBatch(self._write_batch))
         return writer.trigger(**(trigger or {"availableNow": True})).start()
+
+    def refresh(self, report: RunReport) -> int:
+        """Adds the batches finished since the last call to `report`; how many."""
+        return self.figures.fold_into(report)
 
     def run(self, spark: SparkSession, report: RunReport) -> RunReport:
         started = time.monotonic()
-        query = self.start(spark, report)
+        query = self.start(spark)
         try:
             query.awaitTermination()
         except Exception as error:  # Spark's wrapper around the cause: say the cause in one line
             raise QueryFailed(self.name, str(error)) from None
         elapsed = time.monotonic() - started
+        self.refresh(report)
         report.rows_per_second = report.input_rows / elapsed if elapsed > 0 else 0.0
         _add_progress(report, query.recentProgress, elapsed)
         return report
@@ -174,28 +186,28 @@ class StreamingRun:
                        on_progress=None, interval_ms: int = 200) -> RunReport:
         """A long-running query (processing-time trigger) until `stop_after_s` or until it fails;
         `on_progress(report)` after each batch, so the orchestrator sees figures while it runs."""
-        query = self.start(spark, report, {"processingTime": f"{interval_ms} milliseconds"})
-        started, seen = time.monotonic(), 0
+        query = self.start(spark, {"processingTime": f"{interval_ms} milliseconds"})
+        started = time.monotonic()
         try:
             while query.isActive and (stop_after_s is None or time.monotonic() - started < stop_after_s):
                 query.awaitTermination(1)
-                if on_progress is not None and report.batches != seen:
-                    seen = report.batches
+                if self.refresh(report) and on_progress is not None:
                     on_progress(report)
         finally:
             query.stop()
+            self.refresh(report)  # a batch that ended while the query stopped
         if query.exception() is not None:
             raise QueryFailed(self.name, str(query.exception()))
         return report
 
-    def _write_batch(self, df: DataFrame, batch_id: int, report: RunReport) -> None:
+    def _write_batch(self, df: DataFrame, batch_id: int) -> None:
         lap = Laps()
         table = unpack_results(df.toArrow())
         lap("driver.collect")  # the Spark job: read Kafka, shuffle to tasks, run them, bring results back
         channel = table.column("channel")
         sink = table.filter(pa.compute.equal(channel, SINK))
         dead = table.filter(pa.compute.equal(channel, DEAD_LETTER))
-        prepared = None
+        prepared, rejected, delta_version = None, [], None
         if self.target.table is not None and sink.num_rows:
             # Checked before anything is written: a result the table cannot take is kept out of
             # Kafka too, so the topic and the table never disagree.
@@ -204,23 +216,21 @@ class StreamingRun:
                 dead = pa.concat_tables([dead, _as_dead_letters(sink, rejected)])
                 kept = set(range(sink.num_rows)) - {index for index, _ in rejected}
                 sink = sink.take(sorted(kept))
-                report.dead_letters += len(rejected)
         lap("driver.delta_prepare")
         self._produce(sink, batch_id)
         lap("driver.produce")
         if prepared is not None and prepared.num_rows:
-            report.delta_version = self.target.table.write(prepared, batch_id)
+            delta_version = self.target.table.write(prepared, batch_id)
         lap("driver.delta_write")
         if dead.num_rows and self.target.dead_letter_writer is not None:
             self.target.dead_letter_writer(dead, batch_id)
         lap("driver.dead_letters")
         metrics = table.filter(pa.compute.equal(channel, METRICS))
-        for figures, task in zip(metrics.column("reason").to_pylist(), metrics.column("src_partition").to_pylist()):
-            _add_metrics(report, {**json.loads(figures), "task": task}, self.stream_times)
-        report.add_seconds(lap.seconds)
-        report.output_rows += sink.num_rows
-        report.batches += 1
-        report.batch_duration_ms = int(sum(lap.seconds.values()) * 1000)
+        tasks = [{**json.loads(figures), "task": task} for figures, task
+                 in zip(metrics.column("reason").to_pylist(), metrics.column("src_partition").to_pylist())]
+        self.figures.write(batch_id, {"tasks": tasks, "rejected_by_table": len(rejected),
+                                      "delta_version": delta_version, "output_rows": sink.num_rows,
+                                      "seconds": lap.seconds})
 
     def _produce(self, sink: pa.Table, batch_id: int) -> None:
         if not sink.num_rows:
@@ -276,19 +286,3 @@ def _add_progress(report: RunReport, progress: list, elapsed: float) -> None:
         for phase, ms in (batch.durationMs or {}).items():
             phases[f"spark.{phase}"] = phases.get(f"spark.{phase}", 0.0) + ms / 1000
     report.add_seconds({**phases, "wall": elapsed})
-
-
-def _add_metrics(report: RunReport, figures: dict, stream_times: dict[int, int]) -> None:
-    """One task's figures for a batch: counter deltas, and its stream time (the watermark the
-    report shows is the smallest over tasks: no task is behind it)."""
-    delta, stream_time = figures["counts"], figures["stream_time"]
-    if stream_time is not None:
-        stream_times[figures["task"]] = stream_time
-        report.watermark_ms = min(stream_times.values())
-    report.input_rows += delta.get("input_records", 0)
-    report.late_records += delta.get("late", 0)
-    report.dropped_records += delta.get("null_key", 0) + delta.get("null_value", 0)
-    report.dead_letters += delta.get("dead_letters", 0)
-    report.add_seconds({f"task.{stage}": value for stage, value in figures.get("seconds", {}).items()})
-    for name, value in delta.items():
-        report.extra[name] = report.extra.get(name, 0) + value
