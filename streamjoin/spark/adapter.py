@@ -18,10 +18,8 @@ every window (a bounded Flink source's final watermark).
 
 from __future__ import annotations
 
-import gc
 import json
 import pickle
-from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
 from functools import cached_property
@@ -37,6 +35,7 @@ from pyspark.sql.streaming.stateful_processor import (
 from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
 from streamjoin.runtime.report import Laps
+from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.packing import PACKED, packed_results, unpack_records
 from streamjoin.spark.paged_state import (
     decode_page,
@@ -112,7 +111,7 @@ class TaskProcessor(StatefulProcessor):
         self.pages = MapStatePages(handle.getMapState(PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
 
     def handleInputRows(self, key: tuple, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
-        with cycle_collection_paused():  # until the batch's objects are released: see there
+        with cycle_collection_paused():  # until the batch's objects are released (`collector`)
             yield from self._batch(task_of(int(key[0])), rows)
 
     def _batch(self, task: int, rows: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -155,23 +154,6 @@ def packed_frame(out: list[tuple]) -> pd.DataFrame:
 
     return pd.DataFrame([(PACKED, None, None, packed_results(out, OUTPUT_ARROW_SCHEMA), *[None] * 6)],
                         columns=COLUMNS)
-
-
-@contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """Python's cycle collector off while a task works on a batch, from loading its state until
-    the batch's objects are released: its collections walk every object allocated since the last
-    one (a loaded window state, the batch's rows and results: millions) and find almost nothing,
-    since rows, records and state are tuples and dicts that reference counting frees. Turned
-    back on while they were still alive, the first collection walked them all (~0.3 s per
-    million objects, e.g. 8.9 task-seconds of "output_frame" in the 1M interval join)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:

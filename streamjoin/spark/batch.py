@@ -17,12 +17,12 @@ from streamjoin.spark.adapter import (
     OUTPUT_SCHEMA,
     SINK,
     TaskProcessor,
-    cycle_collection_paused,
     ordered_rows,
     output_rows,
     packed_frame,
     process_rows,
 )
+from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.packing import unpack_results
 from streamjoin.spark.query import TaskRouting
 from streamjoin.spark.session import kafka_source_for_query

@@ -40,6 +40,7 @@ from pyspark.sql.streaming.datasource import (
 from streamjoin.kafka import offsets, rdkafka
 from streamjoin.kafka.client import client_config_from_options
 from streamjoin.spark import packing
+from streamjoin.spark.collector import cycle_collection_paused
 
 if TYPE_CHECKING:
     from kafka import TopicPartition
@@ -202,16 +203,17 @@ def ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int
 def read_range_as_arrow(client_config: dict, part: KafkaRange, packed: bool = False) -> Iterator[pa.RecordBatch]:
     """Rows of one KafkaRange as Arrow record batches in offset order (read with librdkafka):
     Spark's Kafka rows, or with `packed` one row per chunk of records (`packing.pack_records`)."""
-    for messages in rdkafka.read_range(client_config, part.topic, part.partition, part.start, part.end,
-                                       chunk=ARROW_BATCH_ROWS):
-        times = [m.timestamp() for m in messages]
-        records = packing.record_batch([m.offset() for m in messages], [t[1] for t in times],
-                                       [m.key() for m in messages], [m.value() for m in messages],
-                                       [m.headers() for m in messages])
-        if packed:
-            yield packing.pack_records(part.topic, part.partition, records)
-        else:  # librdkafka: 1 create time, 2 log-append time; Spark's schema: 0 and 1
-            yield _spark_rows(part, records, [max(t[0] - 1, 0) for t in times])
+    with cycle_collection_paused():  # a chunk is 50,000 messages and their fields: more than half the CPU otherwise
+        for messages in rdkafka.read_range(client_config, part.topic, part.partition, part.start, part.end,
+                                           chunk=ARROW_BATCH_ROWS):
+            times = [m.timestamp() for m in messages]
+            records = packing.record_batch([m.offset() for m in messages], [t[1] for t in times],
+                                           [m.key() for m in messages], [m.value() for m in messages],
+                                           [m.headers() for m in messages])
+            if packed:
+                yield packing.pack_records(part.topic, part.partition, records)
+            else:  # librdkafka: 1 create time, 2 log-append time; Spark's schema: 0 and 1
+                yield _spark_rows(part, records, [max(t[0] - 1, 0) for t in times])
 
 
 def end_marker_batch(part: KafkaRange, packed: bool = False) -> pa.RecordBatch:

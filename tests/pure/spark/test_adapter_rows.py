@@ -13,10 +13,10 @@ from streamjoin.spark.adapter import (
     COLUMNS,
     DEAD_LETTER,
     SINK,
-    cycle_collection_paused,
     ordered_rows,
     output_rows,
 )
+from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.packing import PACKED_INPUT_SCHEMA, pack_records, record_batch
 
 
