@@ -26,19 +26,24 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"
 
-# How many Spark runs the Dagster queue lets go at once: one local[2] session per 2 cores.
+# How many Spark runs the Dagster queue lets go at once: one per 2 cores (they share the Spark
+# Connect server `make ui` starts, local[*]).
 SPARK_RUNS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n / 2 > 0 ? n / 2 : 1 )))
 
 # The Dagster web UI on 127.0.0.1:3000 with the embedded broker and the sample data on its topics
-# (stop with Ctrl-C); the instance (dagster.yaml) queues runs, SPARK_RUNS Spark runs at a time.
+# (stop with Ctrl-C); the instance (dagster.yaml) queues runs, SPARK_RUNS Spark runs at a time, on
+# one shared Spark Connect server (a warm JVM: a run's own local session pays a cold one's start,
+# ~10-25 s). Both keep running after Ctrl-C: `streamjoin spark stop`, `streamjoin broker stop`.
 ui: $(STAMP)
 	$(VENV)/bin/streamjoin broker start
+	$(VENV)/bin/streamjoin spark start
 	$(VENV)/bin/python -m jobs.samples
 	mkdir -p .dagster_home && sed 's/{spark_runs}/$(SPARK_RUNS)/' dagster.yaml > .dagster_home/dagster.yaml
 	# The pool's limit set before the daemon starts: the default limit only takes effect after
 	# the first dequeue, which would launch every queued run at once (see dagster.yaml).
 	DAGSTER_HOME=$(CURDIR)/.dagster_home $(VENV)/bin/dagster instance concurrency set spark $(SPARK_RUNS)
-	DAGSTER_HOME=$(CURDIR)/.dagster_home $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
+	STREAMJOIN_SPARK_REMOTE=$$($(VENV)/bin/streamjoin spark url) DAGSTER_HOME=$(CURDIR)/.dagster_home \
+	  $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
 
 FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.installed-stamp

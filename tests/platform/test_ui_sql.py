@@ -1,7 +1,8 @@
 """The Dagster UI in headless Chromium against `dagster dev` with `make ui`'s instance, serving
-the real sql/ folder plus a broken file on the session broker: lineage, a broken file beside
-working ones, a materialization and its checks, a dead letter, live lag, start and stop of a
-Spark query, a backfill. Screenshots go to tests/artifacts/."""
+the real sql/ folder plus a broken file on the session broker, its runs on the shared Spark
+Connect server as `make ui` starts it: lineage, a broken file beside working ones, a
+materialization and its checks, a dead letter, live lag, start and stop of a Spark query, a
+backfill. Screenshots go to tests/artifacts/."""
 
 import shutil
 
@@ -18,14 +19,14 @@ BROKEN = "CREATE STREAM broken_join AS\n  SELECT * FROM orders o JOIN payments p
 
 
 @pytest.fixture(scope="module")
-def sql_server(pageviews_samples, tmp_path_factory):
+def sql_server(pageviews_samples, spark_connect, tmp_path_factory):
     """The real definitions over a copy of sql/ with a broken file; own STREAMJOIN_HOME
-    (checkpoints, Delta), the session broker; one Spark run at a time."""
+    (checkpoints, Delta), the session broker and Spark Connect server; one Spark run at a time."""
     root = tmp_path_factory.mktemp("ui-sql")
     shutil.copytree(REPO / "sql", root / "sql")
     (root / "sql" / "ksqldb" / "broken_join.sql").write_text(BROKEN)
     server = serve(root, ["-w", "workspace.yaml"],
-                   {"STREAMJOIN_KAFKA_BOOTSTRAP": pageviews_samples,
+                   {"STREAMJOIN_KAFKA_BOOTSTRAP": pageviews_samples, "STREAMJOIN_SPARK_REMOTE": spark_connect,
                     "STREAMJOIN_SQL_DIR": str(root / "sql")}, 1)
     yield server
     server.stop()
