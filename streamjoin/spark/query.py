@@ -28,7 +28,6 @@ from streamjoin.kafka import offsets
 from streamjoin.kafka.rdkafka import produce_arrow
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.runtime.report import Laps, RunReport
-from streamjoin.spark.batch_figures import BatchFigures
 from streamjoin.spark.adapter import (
     DEAD_LETTER,
     METRICS,
@@ -36,6 +35,7 @@ from streamjoin.spark.adapter import (
     SINK,
     TaskProcessor,
 )
+from streamjoin.spark.batch_figures import BatchFigures
 from streamjoin.spark.packing import unpack_results
 from streamjoin.spark.session import kafka_source_for_query
 from streamjoin.spark.task_keys import task_key
