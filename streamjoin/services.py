@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 STOP_TIMEOUT_S = 5.0
 
@@ -73,6 +74,17 @@ def launch(args: list[str], log_path: Path, detached: bool, env: dict[str, str] 
             preexec_fn=None if detached or sys.platform != "linux" else _die_with_parent)
     _children[process.pid] = process
     return process
+
+
+def await_ready(process: subprocess.Popen, ready: Callable[[], bool], what: str, port: int, log_path: Path,
+                marker: bytes, timeout_s: float, poll_s: float) -> None:
+    """Returns once `ready()`; stops `process` and raises when it exits or `timeout_s` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if process.poll() is not None or time.monotonic() > deadline:
+            terminate(process.pid, marker)
+            raise RuntimeError(f"{what} did not start on port {port} (exit code {process.poll()}); see {log_path}")
+        time.sleep(poll_s)
 
 
 def _die_with_parent() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,13 +93,8 @@ def start(settings: Settings | None = None, detached: bool = True) -> BrokerStat
     process = services.launch([str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
                                "--storage-engine", "memory://tansu/"], log_path, detached)
     state = BrokerState(pid=process.pid, port=port, log_path=str(log_path))
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while not answers(state.bootstrap, timeout_s=1.0):
-        if process.poll() is not None or time.monotonic() > deadline:
-            services.terminate(process.pid, MARKER)
-            raise RuntimeError(f"embedded broker did not start on port {port} "
-                               f"(exit code {process.poll()}); see {log_path}")
-        time.sleep(0.05)
+    services.await_ready(process, lambda: answers(state.bootstrap, timeout_s=1.0), "embedded broker", port, log_path,
+                         MARKER, READY_TIMEOUT_S, poll_s=0.05)
     services.record(_state_file(settings), state)
     _warn_about_old_checkpoints(settings, state)
     return state

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,13 +59,8 @@ def start(settings: Settings | None = None, detached: bool = True) -> ConnectSer
     env = {**os.environ, **python_environment(), "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1"}
     process = services.launch(args, log_path, detached, env)
     state = ConnectServerState(pid=process.pid, port=port, log_path=str(log_path))
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while not _accepts(port):
-        if process.poll() is not None or time.monotonic() > deadline:
-            services.terminate(process.pid, MARKER)
-            raise RuntimeError(f"the Spark Connect server did not start on port {port} "
-                               f"(exit code {process.poll()}); see {log_path}")
-        time.sleep(0.2)
+    services.await_ready(process, lambda: _accepts(port), "the Spark Connect server", port, log_path, MARKER,
+                         READY_TIMEOUT_S, poll_s=0.2)
     services.record(_state_file(settings), state)
     return state
 
