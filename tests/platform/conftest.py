@@ -69,7 +69,7 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def chromium():
     """Headless Debian chromium for the UI tests (skipped, saying why, where it is missing)."""
     if not ui_driver.CHROMIUM.exists():
         reason = f"{ui_driver.CHROMIUM} missing: apt-get install chromium"
@@ -83,3 +83,12 @@ def browser():
                                               args=ui_driver.CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def browser(chromium):
+    """One test's browser window: the pages it opens close after it. An open Dagster page keeps
+    polling its webserver; left open, the pages of earlier tests kept ~10 renderers busy."""
+    context = chromium.new_context(viewport=ui_driver.VIEWPORT)
+    yield context
+    context.close()

@@ -8,7 +8,7 @@ through the webserver's GraphQL API and leaves a screenshot."""
 import time
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import BrowserContext, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.platform import webserver
@@ -16,6 +16,7 @@ from tests.platform.fixtures import FIRST_DAY, REPO
 from tests.platform.webserver import Webserver
 
 CHROMIUM = Path("/usr/bin/chromium")
+VIEWPORT = {"width": 1600, "height": 1000}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
@@ -41,8 +42,8 @@ SENSOR = """query Sensor($selector: SensorSelector!) { sensorOrError(sensorSelec
 IN_FLIGHT = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 
 
-def new_page(browser: Browser) -> Page:
-    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+def new_page(browser: BrowserContext) -> Page:
+    page = browser.new_page()
     page.set_default_timeout(30_000)
     # A fresh DAGSTER_HOME greets the first visit with a 'Join the community' dialog, shown some
     # time after the page: close it whenever it blocks one of our actions.
