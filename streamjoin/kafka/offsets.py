@@ -71,23 +71,32 @@ def beginning_offsets(consumer: KafkaConsumer, tps: list[TopicPartition]) -> dic
     return dict(consumer.beginning_offsets(tps)) if tps else {}
 
 
-def log_end_offsets(consumer: KafkaConsumer, tps: list[TopicPartition]) -> dict:
-    """{tp: offset of the next record to be written}, exact on Tansu too (see module doc)."""
+def log_end_offsets(consumer: KafkaConsumer, tps: list[TopicPartition], known: dict | None = None) -> dict:
+    """{tp: offset of the next record to be written}, exact on Tansu too (see module doc).
+
+    `known` (tp -> (listed offset, end), kept by the caller between calls and updated here) skips
+    the fetch for a partition whose listed offset has not moved since: its log has not grown. The
+    fetch decodes the whole batch at the listed offset in Python, thousands of records for a
+    bulk-loaded topic: 0.3 s in every trigger of an idle query over such a table."""
     if not tps:
         return {}
     listed = consumer.end_offsets(tps)
-    consumer.assign(tps)
-    for tp in tps:
-        consumer.seek(tp, listed[tp])
-        # Forget the high watermark of an earlier call so we wait for a fresh fetch response
-        # (kafka-python has no public API for this).
-        consumer._subscription.assignment[tp].highwater = None
-    deadline = time.monotonic() + STALL_TIMEOUT_S
-    while any(consumer.highwater(tp) is None for tp in tps):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no fetch response for {tps} within {STALL_TIMEOUT_S}s")
-        consumer.poll(timeout_ms=_POLL_MS)
-    return {tp: max(listed[tp], consumer.highwater(tp)) for tp in tps}
+    known = {} if known is None else known
+    moved = [tp for tp in tps if known.get(tp, (None, None))[0] != listed[tp]]
+    if moved:
+        consumer.assign(moved)
+        for tp in moved:
+            consumer.seek(tp, listed[tp])
+            # Forget the high watermark of an earlier call so we wait for a fresh fetch response
+            # (kafka-python has no public API for this).
+            consumer._subscription.assignment[tp].highwater = None
+        deadline = time.monotonic() + STALL_TIMEOUT_S
+        while any(consumer.highwater(tp) is None for tp in moved):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no fetch response for {moved} within {STALL_TIMEOUT_S}s")
+            consumer.poll(timeout_ms=_POLL_MS)
+        known.update({tp: (listed[tp], max(listed[tp], consumer.highwater(tp))) for tp in moved})
+    return {tp: known[tp][1] for tp in tps}
 
 
 def offsets_for_timestamp(consumer: KafkaConsumer, tps: list[TopicPartition], timestamp_ms: int,

@@ -142,9 +142,10 @@ class _OffsetResolver:
     def __init__(self, options: Mapping[str, str]):
         self.opts = SourceOptions.parse(options)
         self._consumer = None
+        self.known_ends: dict = {}  # `offsets.log_end_offsets`: partitions whose log has not grown
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_consumer": None}
+        return {**self.__dict__, "_consumer": None, "known_ends": {}}
 
     @property
     def consumer(self):
@@ -273,7 +274,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._target is not None:
             ends = dict(self._target)
         else:
-            ends = offsets.log_end_offsets(consumer, self._resolver.partitions_now())
+            ends = offsets.log_end_offsets(consumer, self._resolver.partitions_now(), self._resolver.known_ends)
         begun = self._readable(from_json_offsets(start), ends)
         if isinstance(limit, ReadMaxRows):
             ends = cap_total(begun, ends, limit.max_rows)
