@@ -30,6 +30,7 @@ from streamjoin.expr.core import (
     compiles,
     constant,
     guarded,
+    reads_column,
 )
 from streamjoin.expr.values import (
     format_timestamp,
@@ -288,7 +289,7 @@ def _reader(ref: ColumnRef) -> Evaluator:
         row = env[alias]
         return None if row is None else row.get(column)
 
-    return read
+    return reads_column(read, alias, column)
 
 
 def _as_millis(read: Evaluator) -> Evaluator:

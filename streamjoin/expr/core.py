@@ -115,6 +115,18 @@ def strict(fn: Callable[..., Any], *args: Evaluator) -> Evaluator:
     return strict_n
 
 
+def reads_column(evaluator: Evaluator, alias: str, column: str) -> Evaluator:
+    """Note on `evaluator` that it only reads `column` of relation `alias` (NULL for a NULL
+    row): a caller evaluating many rows may then read the column itself (`column_read`)."""
+    evaluator.column_read = (alias, column)
+    return evaluator
+
+
+def column_read(evaluator: Evaluator) -> tuple[str, str] | None:
+    """(alias, column) when `evaluator` only reads that column (`reads_column`), else None."""
+    return getattr(evaluator, "column_read", None)
+
+
 def guarded(evaluator: Evaluator, node: exp.Expression) -> Evaluator:
     """Turn a Python error raised while evaluating into an ExpressionError naming the expression.
 
@@ -133,4 +145,5 @@ def guarded(evaluator: Evaluator, node: exp.Expression) -> Evaluator:
         except (TypeError, ValueError, ArithmeticError, IndexError) as err:
             raise ExpressionError(f"cannot evaluate `{text}`{where}: {err}") from err
 
-    return evaluate
+    read = column_read(evaluator)
+    return evaluate if read is None else reads_column(evaluate, *read)

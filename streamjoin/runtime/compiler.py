@@ -204,6 +204,7 @@ def key_function(keys: tuple[exp.Expression, ...], scope: Scope) -> Callable[[En
             value = part(env)
             return None if value is None else (value,)
 
+        single_key.part = part  # the key is (part(env),), None when that is NULL (`runtime.lookup`)
         return single_key
 
     def key(env: Env) -> tuple | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 # The header every record the engine writes carries (see streamjoin.kafka.records): it names one
 # write of one result, so it is never passed on to the results of a record that carries it.
@@ -78,6 +78,12 @@ class TaskRuntime(ABC):
     @abstractmethod
     def process(self, row: InputRow) -> list[Output]:
         """Decode and process one record; never raises for a bad record or result."""
+
+    def process_all(self, rows: list[InputRow]) -> Iterator[tuple[InputRow, list[Output]]]:
+        """Each of `rows` in order with what processing it gave; a runtime may take runs of
+        them at once, with the same outputs and effects as `process` one by one."""
+        for row in rows:
+            yield row, self.process(row)
 
     @abstractmethod
     def end_of_input(self) -> list[Output]:

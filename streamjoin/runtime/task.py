@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from functools import cached_property
+from itertools import groupby, islice
+from operator import itemgetter
 from time import perf_counter
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
-from streamjoin.expr.compile import ROWTIME_FIELD
-from streamjoin.expr.core import ExpressionError
 from streamjoin.operators.base import RowKind, Side
 from streamjoin.runtime.contract import (
     Emitted,
@@ -26,6 +26,9 @@ from streamjoin.runtime.contract import (
     TaskRuntime,
     without_replay_header,
 )
+from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
+from streamjoin.runtime.encoding import record_millis
+from streamjoin.runtime.lookup import StreamTableLookup
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
 from streamjoin.serde.formats import (
     DecodeError,
@@ -34,22 +37,12 @@ from streamjoin.serde.formats import (
     encode_key,
     encode_value,
 )
-from streamjoin.serde.time import datetime_to_millis
 
 
-# What evaluating SQL over one bad value, or encoding it, can raise: the record (or result) goes to
-# the dead letters. Failures of the machinery (state store, I/O: RuntimeError, OSError) are not
-# among them and still fail the batch, which Spark retries from the checkpoint.
 _INSERT, _UPDATE_BEFORE, _DELETE = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.DELETE
-
-DATA_ERRORS = (ExpressionError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError)
-
-
-def describe(error: Exception) -> str:
-    """A reason for a dead letter: our own errors' messages as they are, others with their kind."""
-    if type(error).__module__.startswith("streamjoin."):
-        return str(error)
-    return f"{type(error).__name__}: {error}"
+# Records per run given to a fast path at once: long enough to spread its per-run work, short
+# enough that a run's objects stay in the CPU caches between its passes (decode, join, encode).
+RUN_LENGTH = 1024
 
 
 @dataclass(frozen=True)
@@ -94,6 +87,38 @@ class PipelineRuntime(TaskRuntime):
         self.watermarks: dict[tuple[str, str], int] = {}  # (topic, alias) -> its watermark
 
     def process(self, row: InputRow) -> list[Output]:
+        lookup = self.lookups.get(row.topic)
+        return self.process_record(row) if lookup is None else lookup.process_run([row])[0]
+
+    def process_all(self, rows: list[InputRow]) -> Iterator[tuple[InputRow, list[Output]]]:
+        """Consecutive records of a topic with a fast path (`lookups`) go to it as one run."""
+        lookups = self.lookups
+        if not lookups:
+            yield from super().process_all(rows)
+            return
+        for topic, run in groupby(rows, key=itemgetter(0)):
+            lookup = lookups.get(topic)
+            if lookup is None:
+                for row in run:
+                    yield row, self.process_record(row)
+            else:
+                for chunk in batched(run, RUN_LENGTH):
+                    yield from zip(chunk, lookup.process_run(chunk))
+
+    @cached_property
+    def lookups(self) -> dict[str, StreamTableLookup]:
+        """The input topics whose records take the stream-table fast path (`lookup`). Derived
+        from the pipeline, so never checkpointed."""
+        found = {topic: StreamTableLookup.of(self, topic) for topic in self.inputs}
+        return {topic: lookup for topic, lookup in found.items() if lookup is not None}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("lookups", None)
+        return state
+
+    def process_record(self, row: InputRow) -> list[Output]:
+        """The reference path: the record through every stage of the pipeline."""
         serde, entries = self.inputs[row.topic]
         # A broadcast topic's row reaches every task; the task of its partition counts it.
         owned = row.partition == self.task
@@ -103,7 +128,7 @@ class PipelineRuntime(TaskRuntime):
             record = decode(serde, row.key, row.value, row.ts, row.headers)
         except DecodeError as error:
             # Only the owning task sends a broadcast row to the dead letters.
-            return [Rejected(f"{_where(row)}: {error}")] if owned else []
+            return [Rejected(f"{where(row)}: {error}")] if owned else []
         finally:
             # One clock reading ends a step and starts the next (building the event counts as operators).
             clock = perf_counter()
@@ -125,7 +150,7 @@ class PipelineRuntime(TaskRuntime):
                     reached += self._watermark(row.topic, entry, ts)
             except DATA_ERRORS as error:
                 self.metrics["evaluation_errors"] += 1
-                out.append(Rejected(f"{_where(row)}: evaluation failed: {describe(error)}"))
+                out.append(Rejected(f"{where(row)}: evaluation failed: {describe(error)}"))
                 continue
             finally:
                 pushed = perf_counter()
@@ -164,19 +189,9 @@ class PipelineRuntime(TaskRuntime):
     @staticmethod
     def _event(serde: SerdeSpec, entry: Entry, record, read: InputRow) -> Event:
         key: Hashable | None = record.key
-        value, ts = record.value, record.ts
-        if value is None:
-            return Event(_DELETE if entry.is_table else _INSERT, key, None, ts)
-        names = serde.key_names  # a windowed key's bounds follow its columns (see below)
-        row = ({names[0]: key[0]} if len(names) == 1 else dict(zip(names, key))) if key else {}
-        row.update(value)
-        # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
-        row[ROWTIME_FIELD] = ts
-        row["ROWPARTITION"] = read.partition
-        row["ROWOFFSET"] = read.offset
-        if serde.window is not None and key is not None:  # a windowed key ends with its bounds
-            row["WINDOWSTART"], row["WINDOWEND"] = key[-2:]
-        return Event._make((_INSERT, key, {entry.alias: row}, ts))
+        if record.value is None:
+            return Event(_DELETE if entry.is_table else _INSERT, key, None, record.ts)
+        return Event._make((_INSERT, key, {entry.alias: input_row(serde, record, read)}, record.ts))
 
     def _emit(self, events: list[Event], headers: Headers, out: list[Output]) -> list[Output]:
         """Each result encoded on its own: one that cannot be projected or encoded becomes a
@@ -209,16 +224,11 @@ class PipelineRuntime(TaskRuntime):
             return Emitted(sink.topic, key_bytes, None, ts, headers)
         value = sink.value(env)
         if sink.timestamp_column is not None:
-            ts = _millis(value[sink.timestamp_column])
+            ts = record_millis(value[sink.timestamp_column])
         return Emitted._make((sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers))
 
 
-def _where(row: InputRow) -> str:
-    """The record a dead letter is about."""
-    return f"{row.topic}[{row.partition}]@{row.offset}"
-
-
-def _millis(value: Any) -> int:
-    if value is None:
-        raise ValueError("the TIMESTAMP column of the result is NULL")
-    return datetime_to_millis(value) if isinstance(value, datetime) else int(value)
+def batched(rows: Iterable[InputRow], size: int) -> Iterator[list[InputRow]]:
+    iterator = iter(rows)
+    while chunk := list(islice(iterator, size)):
+        yield chunk

@@ -31,7 +31,16 @@ from streamjoin.serde.headers import Headers, header_value, struct_names
 from streamjoin.serde.java_time import parse_millis
 from streamjoin.serde.windowed import WINDOW_KINDS
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
-from streamjoin.serde.values import DecodeError, EncodeError, json_reader, json_writer, struct_reader, struct_writer
+from streamjoin.serde.values import (
+    DecodeError,
+    EncodeError,
+    field_readers,
+    json_reader,
+    json_writer,
+    struct_reader,
+    struct_rows_writer,
+    struct_writer,
+)
 from streamjoin.dialect.formats import FormatError, event_time_problem, format_problem, header_problem
 from streamjoin.dialect.types import SqlType, parse_type
 
@@ -166,6 +175,11 @@ class _Codec:
         self.read_value, self.write_value = self._side(
             spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
         self.write_row = self._row_writer(spec)
+        # A JSON object value: its fields' readers and a writer of many rows, for runs of records
+        # a column at a time (`streamjoin.serde.batches`); None for every other value format.
+        is_object = self.value_is_object(spec)
+        self.object_fields = field_readers(spec.payload_columns, "value") if is_object else None
+        self.write_rows = struct_rows_writer(spec.payload_columns) if is_object else None
         # Where each value column comes from, and whether any is not read from the payload (else
         # the payload dict is the value as is): (name, source), source one of _PAYLOAD,
         # _TS_TIMESTAMP, _TS_MILLIS, or (_HEADER, key, struct field names) with key None (and
@@ -185,7 +199,7 @@ class _Codec:
         is (the hot path: no list of values, no dict rebuilt from it)."""
         columns = spec.payload_columns
         names = [n for n, _ in columns]
-        if spec.value_format == "JSON" and columns and (spec.wrap_single_value or len(columns) > 1):
+        if self.value_is_object(spec):
             write_object = struct_writer(columns, what="value column")
             return lambda row: write_object(row).encode("utf-8")
 
@@ -196,6 +210,12 @@ class _Codec:
                 raise EncodeError(f"row has no value column {e.args[0]!r}; it has {sorted(row)}") from None
             return self.write_value(values)
         return write
+
+    @staticmethod
+    def value_is_object(spec: SerdeSpec) -> bool:
+        """Whether a value is a JSON object of the payload columns (not a bare value)."""
+        columns = spec.payload_columns
+        return spec.value_format == "JSON" and bool(columns) and (spec.wrap_single_value or len(columns) > 1)
 
     def _side(self, fmt: str, columns: Columns, side: str, bare_single: bool):
         """(bytes -> {column: value}, [values in column order] -> bytes) for one side."""

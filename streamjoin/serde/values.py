@@ -266,7 +266,7 @@ def struct_reader(fields: tuple[tuple[str, SqlType], ...], t: SqlType | None = N
     """Reads a JSON object into {field: value}: names match case-insensitively (as ksqlDB does),
     a missing field is NULL, extra fields are ignored. Also used for whole JSON record values,
     with the `path` every call passes (the side): the fields' paths are then built once."""
-    readers = [(name, name.lower(), _json_reader_not_null(ft), path and f"{path}.{name}") for name, ft in fields]
+    readers = [(name, name.lower(), read_field, field_path) for name, read_field, field_path in field_readers(fields, path)]
 
     def read(raw: Any, path: str) -> dict:
         if type(raw) is not dict:
@@ -286,6 +286,11 @@ def struct_reader(fields: tuple[tuple[str, SqlType], ...], t: SqlType | None = N
 
 
 _ABSENT = object()
+
+
+def field_readers(fields: tuple[tuple[str, SqlType], ...], path: str | None) -> list[tuple[str, Reader, str | None]]:
+    """(name, reader of a value that is not None, the field's path under `path`) per field."""
+    return [(name, _json_reader_not_null(ft), path and f"{path}.{name}") for name, ft in fields]
 
 
 def json_writer(t: SqlType) -> Writer:
@@ -359,6 +364,20 @@ def struct_writer(fields: tuple[tuple[str, SqlType], ...], what: str = "column")
                 raise EncodeError(f"row has no {what} {name!r}; it has {sorted(row)}") from None
         return "{" + ",".join(parts) + "}"
     return write
+
+
+def struct_rows_writer(fields: tuple[tuple[str, SqlType], ...]) -> Callable[[list[Any]], list[str]]:
+    """`struct_writer` over many rows at once, a column at a time: the same text per row. A row
+    without a field raises KeyError (whoever calls it then writes row by row for the message)."""
+    names = [name for name, _ in fields]
+    template = "{" + ",".join(json.dumps(name).replace("%", "%%") + ":%s" for name in names) + "}"
+    writers = [json_writer(ft) for _, ft in fields]
+
+    def write_all(rows: list[Any]) -> list[str]:
+        texts = [["null" if v is None else write(v) for v in [row[name] for row in rows]]
+                 for name, write in zip(names, writers)]
+        return [template % parts for parts in zip(*texts)]
+    return write_all
 
 
 def _nullable(write: Writer) -> Writer:

@@ -161,12 +161,15 @@ def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:
     or result the runtime rejects; the task goes on. End-of-input markers are noted, not processed."""
     out: list[tuple] = []
     append = out.append
+    records = []
     for row in rows:
+        if row[2] < 0:
+            runtime.ended_topics.add(row[0])
+        else:
+            records.append(row)
+    for row, items in runtime.process_all(records):
         topic, partition, offset = row[:3]
-        if offset < 0:
-            runtime.ended_topics.add(topic)
-            continue
-        for item in runtime.process(row):
+        for item in items:
             if type(item) is Emitted:  # the usual output, inline (as `output_rows` writes it)
                 append((SINK, item.topic, item.key, item.value, item.ts, topic, partition, offset, None,
                         item.headers or None))

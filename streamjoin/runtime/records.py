@@ -1,0 +1,45 @@
+"""What a task makes of one input record: the row its expressions see, and, when the record
+cannot be processed, which errors are the data's fault (the record or result goes to the dead
+letters, the task goes on) and how a dead letter names its cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streamjoin.expr.compile import ROWTIME_FIELD
+from streamjoin.expr.core import ExpressionError
+from streamjoin.runtime.contract import InputRow
+from streamjoin.serde.formats import DecodedRecord, SerdeSpec
+
+# What evaluating SQL over one bad value, or encoding it, can raise: the record (or result) goes to
+# the dead letters. Failures of the machinery (state store, I/O: RuntimeError, OSError) are not
+# among them and still fail the batch, which Spark retries from the checkpoint.
+DATA_ERRORS = (ExpressionError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError)
+
+
+def describe(error: Exception) -> str:
+    """A reason for a dead letter: our own errors' messages as they are, others with their kind."""
+    if type(error).__module__.startswith("streamjoin."):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+def where(row: InputRow) -> str:
+    """The record a dead letter is about."""
+    return f"{row.topic}[{row.partition}]@{row.offset}"
+
+
+def input_row(serde: SerdeSpec, record: DecodedRecord, read: InputRow) -> dict[str, Any]:
+    """The columns of a decoded record with a value: key columns, value columns, then the
+    pseudo-columns (`streamjoin.expr.compile.RECORD_FIELDS`)."""
+    key = record.key
+    names = serde.key_names  # a windowed key's bounds follow its columns (see below)
+    row = ({names[0]: key[0]} if len(names) == 1 else dict(zip(names, key))) if key else {}
+    row.update(record.value)
+    # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
+    row[ROWTIME_FIELD] = record.ts
+    row["ROWPARTITION"] = read.partition
+    row["ROWOFFSET"] = read.offset
+    if serde.window is not None and key is not None:  # a windowed key ends with its bounds
+        row["WINDOWSTART"], row["WINDOWEND"] = key[-2:]
+    return row

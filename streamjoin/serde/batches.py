@@ -1,0 +1,94 @@
+"""Decoding and encoding a run of records at once, a column at a time.
+
+The values are those `decode` and `encode_value` give record by record, from the same per-type
+readers and writers; what goes is the interpreter's work around them (a call per record through
+the generic paths, a loop per record over the fields). Only the common case takes the column
+path: JSON object values, no windowed key, no columns from the record time or headers, no
+timestamp column. Anything else, and any run with a record that does not decode cleanly (bad
+JSON, a field spelled in another case, a value of the wrong type), is decoded record by record,
+so errors keep their reasons.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from streamjoin.serde.codecs import JSON_DECODER
+from streamjoin.serde.formats import DecodedRecord, DecodeError, SerdeSpec, _codec, decode, encode_key, encode_value
+
+_scan = JSON_DECODER.scan_once  # what `load_json`'s raw_decode calls
+_ABSENT = object()
+
+
+def decode_all(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None]:
+    """`decode` of each row (an `InputRow`); None for a row that does not decode (decoding it on
+    its own says why)."""
+    decoded = _json_objects(spec, rows)
+    if decoded is not None:
+        return decoded
+    out: list[DecodedRecord | None] = []
+    for row in rows:
+        try:
+            out.append(decode(spec, row.key, row.value, row.ts, row.headers))
+        except DecodeError:
+            out.append(None)
+    return out
+
+
+def _json_objects(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord] | None:
+    """The rows decoded column by column, or None where this path does not apply to all of them."""
+    codec = _codec(spec)
+    fields = codec.object_fields
+    if fields is None or spec.window is not None or spec.timestamp_column is not None or not codec.payload_is_value:
+        return None
+    try:
+        texts = [row.value.decode("utf-8") for row in rows]  # a null value: AttributeError
+        scanned = [_scan(text, 0) for text in texts]
+    except (AttributeError, ValueError, StopIteration, RecursionError):
+        return None
+    if [end for _, end in scanned] != [len(text) for text in texts]:
+        return None  # text after the value (`load_json` allows only whitespace; one by one says)
+    objects = [value for value, _ in scanned]
+    if any(type(value) is not dict for value in objects):
+        return None
+    columns = []
+    try:
+        for name, read_field, path in fields:
+            column = [value.get(name, _ABSENT) for value in objects]
+            if any(field is _ABSENT for field in column):
+                return None  # absent, or spelled in another case: the record path matches names
+            columns.append([None if field is None else read_field(field, path) for field in column])
+        if not codec.key_reads:
+            keys = [None] * len(rows)
+        elif _text_key(spec):  # `read_key` of a KAFKA STRING key, without its three calls a key
+            keys = [None if row.key is None else (row.key.decode("utf-8"),) for row in rows]
+        else:
+            read_key = codec.read_key
+            keys = [None if row.key is None else read_key(row.key) for row in rows]
+    except (DecodeError, RecursionError, UnicodeDecodeError):
+        return None
+    names = [name for name, _, _ in fields]
+    return [DecodedRecord._make((key, dict(zip(names, values)), row.ts))
+            for key, values, row in zip(keys, zip(*columns), rows)]
+
+
+def encode_keys(spec: SerdeSpec, keys: list) -> list[bytes | None]:
+    """`encode_key` of each key; raises what the first key that cannot be encoded raises."""
+    if spec.window is None and len(spec.key_columns) == 1 and spec.key_format != "NONE" \
+            and all(key is None or (type(key) is tuple and len(key) == 1) for key in keys):
+        write_key = _codec(spec).write_key
+        return [None if key is None or key[0] is None else write_key(key) for key in keys]
+    return [encode_key(spec, key) for key in keys]
+
+
+def _text_key(spec: SerdeSpec) -> bool:
+    return spec.key_format == "KAFKA" and len(spec.key_columns) == 1 and spec.key_columns[0][1].name == "STRING"
+
+
+def encode_values(spec: SerdeSpec, rows: list[Mapping[str, Any]]) -> list[bytes | None]:
+    """`encode_value` of each row; raises what the first row that cannot be encoded raises, or
+    a KeyError for a missing column (encode those rows one by one for the message)."""
+    write_all = _codec(spec).write_rows
+    if write_all is None:
+        return [encode_value(spec, row) for row in rows]
+    return [text.encode("utf-8") for text in write_all(rows)]
