@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import JoinType, RowKind, Side
@@ -12,8 +12,7 @@ from streamjoin.runtime.contract import InputRow, Output, Rejected, without_repl
 from streamjoin.runtime.encoding import encode_events
 from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
 from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStage
-from streamjoin.serde.batches import decode_all
-from streamjoin.serde.formats import SerdeSpec
+from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
 if TYPE_CHECKING:
     from streamjoin.runtime.task import Entry, PipelineRuntime
@@ -77,18 +76,16 @@ class StreamTableLookup:
             return None
         return cls(runtime, serde, entry)
 
-    def process_run(self, rows: list[InputRow]) -> list[list[Output]]:
-        """The outputs of each of `rows` (records of this topic, in processing order), as the
-        reference path gives them record by record; decoding and encoding go a run at a time.
+    def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
+        """The outputs of each of `rows` (records of this topic, in processing order, with their
+        `decode_all` records), as the reference path gives them record by record; the results
+        are encoded a run at a time.
         Within a run only stream records arrive, whose effects on the task (counts, the stream
         time, the join's sequence number) do not depend on their order: a record the reference
         path takes in the middle of the run changes nothing for the others."""
         runtime, serde, alias = self.runtime, self.serde, self.alias
         seconds, metrics = runtime.seconds, runtime.metrics
-        started = perf_counter()
-        records = decode_all(serde, rows)
         clock = perf_counter()
-        seconds["decode"] += clock - started
         join, processor = self.join, self.processor
         table_get, config = processor.table.get, processor.config
         residual, inner, on_left = config.residual, config.join_type is _INNER, self.stream_on_left
@@ -149,7 +146,7 @@ class StreamTableLookup:
         seconds["encode"] += perf_counter() - pushed
         return outputs
 
-    def _encode(self, rows: list[InputRow], results: list[tuple[int, Event]], outputs: list[list[Output]]) -> None:
+    def _encode(self, rows: Sequence[InputRow], results: list[tuple[int, Event]], outputs: list[list[Output]]) -> None:
         """Each result as the sink's record, all at once; if any cannot be encoded, one by one as
         the reference path does (that one becomes a dead letter, the others still go out)."""
         runtime = self.runtime

@@ -30,7 +30,9 @@ from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
 from streamjoin.runtime.encoding import record_millis
 from streamjoin.runtime.lookup import StreamTableLookup
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
+from streamjoin.serde.batches import decode_all
 from streamjoin.serde.formats import (
+    DecodedRecord,
     DecodeError,
     SerdeSpec,
     decode,
@@ -88,22 +90,41 @@ class PipelineRuntime(TaskRuntime):
 
     def process(self, row: InputRow) -> list[Output]:
         lookup = self.lookups.get(row.topic)
-        return self.process_record(row) if lookup is None else lookup.process_run([row])[0]
+        if lookup is None:
+            return self.process_record(row)
+        return lookup.process_run((row,), self._decoded([row]))[0]
 
     def process_all(self, rows: list[InputRow]) -> Iterator[tuple[InputRow, list[Output]]]:
-        """Consecutive records of a topic with a fast path (`lookups`) go to it as one run."""
+        """The rows a chunk at a time: each topic's records of the chunk decoded together
+        (`decode_all`), then in order, consecutive records of a topic with a fast path
+        (`lookups`) as one run, the others through the pipeline one by one."""
         lookups = self.lookups
-        if not lookups:
-            yield from super().process_all(rows)
-            return
-        for topic, run in groupby(rows, key=itemgetter(0)):
-            lookup = lookups.get(topic)
-            if lookup is None:
-                for row in run:
-                    yield row, self.process_record(row)
-            else:
-                for chunk in batched(run, RUN_LENGTH):
-                    yield from zip(chunk, lookup.process_run(chunk))
+        for chunk in batched(rows, RUN_LENGTH):
+            records = self._decoded(chunk)
+            for topic, run in groupby(zip(chunk, records), key=_topic):
+                lookup = lookups.get(topic)
+                if lookup is not None:
+                    run_rows, run_records = zip(*run)
+                    yield from zip(run_rows, lookup.process_run(run_rows, run_records))
+                    continue
+                serde, entries = self.inputs[topic]
+                for row, record in run:
+                    # a row that does not decode: the record path writes its dead letter
+                    yield row, self.process_record(row) if record is None else \
+                        self._process_decoded(row, serde, entries, record)
+
+    def _decoded(self, rows: list[InputRow]) -> list[DecodedRecord | None]:
+        """`decode_all` of each topic's rows among `rows`, in the order of `rows`."""
+        started = perf_counter()
+        positions: dict[str, list[int]] = {}
+        for position, row in enumerate(rows):
+            positions.setdefault(row[0], []).append(position)
+        records: list[DecodedRecord | None] = [None] * len(rows)
+        for topic, indexes in positions.items():
+            for position, record in zip(indexes, decode_all(self.inputs[topic][0], [rows[i] for i in indexes])):
+                records[position] = record
+        self.seconds["decode"] += perf_counter() - started
+        return records
 
     @cached_property
     def lookups(self) -> dict[str, StreamTableLookup]:
@@ -130,9 +151,15 @@ class PipelineRuntime(TaskRuntime):
             # Only the owning task sends a broadcast row to the dead letters.
             return [Rejected(f"{where(row)}: {error}")] if owned else []
         finally:
-            # One clock reading ends a step and starts the next (building the event counts as operators).
-            clock = perf_counter()
-            seconds["decode"] += clock - started
+            seconds["decode"] += perf_counter() - started
+        return self._process_decoded(row, serde, entries, record)
+
+    def _process_decoded(self, row: InputRow, serde: SerdeSpec, entries: tuple[Entry, ...],
+                         record: DecodedRecord) -> list[Output]:
+        owned = row.partition == self.task
+        seconds = self.seconds
+        # One clock reading ends a step and starts the next (building the event counts as operators).
+        clock = perf_counter()
         self.metrics["input_records"] += owned
         ts = record.ts
         if self.stream_time is None or ts > self.stream_time:
@@ -226,6 +253,10 @@ class PipelineRuntime(TaskRuntime):
         if sink.timestamp_column is not None:
             ts = record_millis(value[sink.timestamp_column])
         return Emitted._make((sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers))
+
+
+def _topic(item: tuple[InputRow, DecodedRecord | None]) -> str:
+    return item[0][0]
 
 
 def batched(rows: Iterable[InputRow], size: int) -> Iterator[list[InputRow]]:
