@@ -306,4 +306,7 @@ def _output_value(names: tuple[str, ...]) -> Callable[[Env], dict[str, Any]]:
     def value(env: Env) -> dict[str, Any]:
         return {name: env[OUTPUT][name] for name in names}
 
+    # the value is these columns of the projection's row: a caller holding that row may encode it
+    # as it is (the writers read columns by name; `runtime.lookup`)
+    value.picks = (OUTPUT, names)
     return value

@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from streamjoin.runtime.task import SinkBinding
 
 
-def encode_events(sink: SinkBinding, events: list[Event]) -> list[Emitted] | None:
+def encode_events(sink: SinkBinding, events: list[Event], values: list[dict] | None = None) -> list[Emitted] | None:
     """The sink records of `events` (each with a row: no deletions), without headers; None when
-    any one cannot be encoded (the caller then encodes them one by one)."""
+    any one cannot be encoded (the caller then encodes them one by one). `values`: the rows
+    `sink.value` would give, or rows holding at least their columns, when the caller has them."""
     try:
         envs = [event.env for event in events]
-        values = [sink.value(env) for env in envs]
+        if values is None:
+            values = [sink.value(env) for env in envs]
         keys = [sink.key(env) for env in envs] if sink.key else [event.key for event in events]
         if sink.timestamp_column is None:
             times = [event.ts for event in events]

@@ -60,6 +60,11 @@ class StreamTableLookup:
         self.filters, project = _after_join(self.join)
         self.output_alias = project.alias
         self.columns = tuple((name, column, column_read(column)) for name, column in project.columns)
+        # The sink's value columns picked from the projection's row: that row is written as it is.
+        sink = runtime.sink
+        picks = getattr(sink.value, "picks", None)
+        self.writes_projection = (sink.timestamp_column is None and picks is not None and picks[0] == project.alias
+                                  and set(picks[1]) <= {name for name, _ in project.columns})
 
     @classmethod
     def of(cls, runtime: PipelineRuntime, topic: str) -> StreamTableLookup | None:
@@ -150,7 +155,9 @@ class StreamTableLookup:
         """Each result as the sink's record, all at once; if any cannot be encoded, one by one as
         the reference path does (that one becomes a dead letter, the others still go out)."""
         runtime = self.runtime
-        emitted = encode_events(runtime.sink, [event for _, event in results])
+        events = [event for _, event in results]
+        projected = [event.env[self.output_alias] for event in events] if self.writes_projection else None
+        emitted = encode_events(runtime.sink, events, projected)
         for position, (index, event) in enumerate(results):
             headers = rows[index].headers
             headers = without_replay_header(headers) if headers else ()
