@@ -21,13 +21,13 @@ def row(value: bytes | None, key: bytes | None = b"k", offset: int = 0) -> Input
 
 
 def one_by_one(spec: SerdeSpec, rows: list[InputRow]) -> list:
-    out = []
-    for r in rows:
+    """The reference: `decode` of each row, None where it raises DecodeError."""
+    def attempt(r: InputRow):
         try:
-            out.append(decode(spec, r.key, r.value, r.ts, r.headers))
+            return decode(spec, r.key, r.value, r.ts, r.headers)
         except DecodeError:
-            out.append(None)
-    return out
+            return None
+    return list(map(attempt, rows))
 
 
 @dataclass(frozen=True)
