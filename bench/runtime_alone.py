@@ -11,6 +11,7 @@ Per workload, each on a fresh runtime, best of --repeat runs:
   process       `runtime.process(row)` over every row, in Kafka Streams order
   ordered_rows  the adapter unpacking and ordering the same rows, packed as the source packs them
   process_rows  the adapter turning them into output rows (`process_rows`)
+Each measure runs with the cycle collector paused, as the adapter runs a task's batch.
 Printed as input records per CPU second of this process (steadier than wall time on a shared
 machine; the wall seconds are printed too), with the runtime's own profile (`runtime.seconds`)
 of the last run and a digest of the output rows: a change that keeps behaviour keeps the digest.
