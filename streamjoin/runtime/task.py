@@ -26,9 +26,9 @@ from streamjoin.runtime.contract import (
     TaskRuntime,
     without_replay_header,
 )
-from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
 from streamjoin.runtime.encoding import record_millis
 from streamjoin.runtime.lookup import StreamTableLookup
+from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
 from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
 from streamjoin.serde.batches import decode_all
 from streamjoin.serde.formats import (
