@@ -48,7 +48,8 @@ class StreamTableLookup:
     only WHERE filters and the projection follow the join.
     """
 
-    def __init__(self, runtime: PipelineRuntime, serde: SerdeSpec, entry: Entry) -> None:
+    def __init__(self, runtime: PipelineRuntime, serde: SerdeSpec, entry: Entry,
+                 filters: tuple, project: ProjectStage) -> None:
         self.runtime = runtime
         self.serde = serde
         self.alias = entry.alias
@@ -60,7 +61,7 @@ class StreamTableLookup:
         part = getattr(self.key, "part", None)
         read = part and column_read(part)
         self.key_column = read[1] if read and read[0] == self.alias else None
-        self.filters, project = _after_join(self.join)
+        self.filters = filters
         self.output_alias = project.alias
         self.columns = tuple((name, column, column_read(column)) for name, column in project.columns)
         # The sink's value columns picked from the projection's row: that row is written as it is.
@@ -80,9 +81,10 @@ class StreamTableLookup:
         if entry.broadcast or not isinstance(join, JoinStage) or type(join.processor) is not StreamTableJoin:
             return None
         config = join.processor.config
-        if entry.port is not config.stream_side or config.reemit_on_late_table_row or _after_join(join) is None:
+        after = _after_join(join)
+        if entry.port is not config.stream_side or config.reemit_on_late_table_row or after is None:
             return None
-        return cls(runtime, serde, entry)
+        return cls(runtime, serde, entry, *after)
 
     def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
         """The outputs of each of `rows` (records of this topic, in processing order, with their
