@@ -55,8 +55,9 @@ def partition_counts(bootstrap: str, topics: list[str], settings: Settings | Non
     consumer = offsets.offset_consumer(_config(bootstrap, settings))
     try:
         counts = {}
+        known = offsets.partitions_of(consumer, topics)
         for topic in topics:
-            partitions = consumer.partitions_for_topic(topic)
+            partitions = known[topic]
             if partitions:
                 counts[topic] = len(partitions)
             elif not missing_ok:
@@ -81,7 +82,8 @@ def log_ranges(bootstrap: str, topics: list[str], settings: Settings | None = No
     `topics` that exist; the end is exact on Tansu too."""
     consumer = offsets.offset_consumer(_config(bootstrap, settings))
     try:
-        existing = [t for t in topics if consumer.partitions_for_topic(t)]
+        known = offsets.partitions_of(consumer, topics)
+        existing = [t for t in topics if known[t]]
         tps = offsets.topic_partitions(consumer, existing)
         return offsets.beginning_offsets(consumer, tps), offsets.log_end_offsets(consumer, tps)
     finally:

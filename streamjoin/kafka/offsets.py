@@ -62,12 +62,44 @@ def topic_partitions(consumer: KafkaConsumer, topics: list[str]) -> list[TopicPa
     from kafka import TopicPartition  # kafka-python: see the module doc
 
     result = []
+    known = partitions_of(consumer, topics)
     for topic in topics:
-        partitions = consumer.partitions_for_topic(topic)
+        partitions = known[topic]
         if not partitions:
             raise ValueError(f"Kafka topic {topic!r} does not exist")
         result.extend(TopicPartition(topic, p) for p in sorted(partitions))
     return result
+
+
+def partitions_of(consumer: KafkaConsumer, topics: list[str]) -> dict[str, set[int]]:
+    """{topic: its partition ids}, empty for a topic that does not exist; the broker is asked
+    about these topics alone.
+
+    Why: kafka-python's `partitions_for_topic` asks for the metadata of every topic in the cluster
+    whenever one is not in its cache, and a fresh consumer's cache is empty. Decoding that answer
+    grows with the cluster: on a broker with ~1,500 topics (the test session's broker ends with
+    about that many) it was most of the driver's CPU in a run of cases. The topics found are added
+    to those the consumer tracks, so its periodic refresh asks for them and no others (Tansu
+    answers a request for no topics with all of them); a missing one is not tracked, or the
+    refresh would retry it."""
+    from kafka.errors import UnknownTopicOrPartitionError
+
+    cluster = consumer._cluster  # kafka-python 3.0 (pinned) has no public call for this
+    missing = {topic for topic in topics if cluster.partitions_for_topic(topic) is None}
+    if missing:
+        # Asking about a missing topic by name must not create it (Tansu and Kafka would, by
+        # default); kafka-python 3.0 does not pass the consumer's own setting on to its metadata.
+        cluster.config["allow_auto_create_topics"] = False
+        if cluster.metadata_refresh_in_progress:  # an answer already on its way lacks `missing`
+            consumer._net.run(consumer._manager.wait_for, cluster.request_update(), None)
+        # The answer replaces what the consumer knew: it must name every topic asked about here.
+        cluster.set_topics(cluster._topics | set(topics))
+        try:
+            consumer._net.run(consumer._manager.wait_for, cluster.request_update(), None)
+        except UnknownTopicOrPartitionError:
+            pass  # the only topic asked for is missing: the answer was applied all the same
+        cluster._topics -= {topic for topic in missing if cluster.partitions_for_topic(topic) is None}
+    return {topic: set(cluster.partitions_for_topic(topic) or ()) for topic in topics}
 
 
 def beginning_offsets(consumer: KafkaConsumer, tps: list[TopicPartition]) -> dict:
