@@ -34,6 +34,12 @@ PACKED_INPUT_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32(
 _HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 RECORD_SCHEMA = pa.schema([("offset", pa.int64()), ("ts", pa.int64()), ("key", pa.binary()),
                            ("value", pa.binary()), ("headers", _HEADERS)])
+# A task's result rows, as Arrow: the columns of `adapter.OUTPUT_SCHEMA`.
+OUTPUT_ARROW_SCHEMA = pa.schema([
+    ("channel", pa.string()), ("topic", pa.string()), ("key", pa.binary()), ("value", pa.binary()),
+    ("ts", pa.int64()), ("src_topic", pa.string()), ("src_partition", pa.int32()), ("src_offset", pa.int64()),
+    ("reason", pa.string()), ("headers", _HEADERS),
+])
 
 
 def to_ipc(data: pa.RecordBatch | pa.Table) -> bytes:

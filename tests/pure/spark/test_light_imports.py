@@ -2,7 +2,9 @@
 every planning process, its readers and writers in every task worker, and the task processor in
 every transformWithStateInPandas worker: kafka-python (the driver side's offset lookups), sqlglot
 (the SQL dialect) and pandas cost ~0.3-0.85 s of CPU each there, so none of them may come with
-these imports. Each case runs in a fresh interpreter."""
+these imports. The task processor's module brings no pyarrow either: Spark's state schema check
+at every query start imports it for nothing else (~0.25 s with numpy). Each case runs in a fresh
+interpreter."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ class Case:
 
 CASES = [
     Case("data source", "import streamjoin.spark.kafka_datasource"),
-    Case("task processor", "import streamjoin.spark.adapter"),
+    Case("task processor", "import streamjoin.spark.adapter", absent=HEAVY + ("pyarrow",)),
     Case("unpickled reader and writer", "import pickle; pickle.loads(sys.stdin.buffer.read())"),
     # A read task's work without a broker: an empty range, then its end-of-input marker. pyarrow
     # itself imports pandas the first time it converts Python lists, so only the other two count.

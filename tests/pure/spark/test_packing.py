@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from streamjoin.spark.adapter import COLUMNS, METRICS, OUTPUT_ARROW_SCHEMA, SINK
-from streamjoin.spark.packing import PACKED, packed_results, unpack, unpack_results
+from streamjoin.spark.adapter import COLUMNS, METRICS, SINK
+from streamjoin.spark.packing import OUTPUT_ARROW_SCHEMA, PACKED, packed_results, unpack, unpack_results
+
 
 def test_results_come_back_as_the_rows_they_were() -> None:
     results = [(SINK, "out", b"k", b"v", 7, "in", 0, 3, None, (("h", b"1"),)),
@@ -26,3 +27,7 @@ def test_results_come_back_as_the_rows_they_were() -> None:
 def test_no_results_is_an_empty_blob() -> None:
     empty = unpack([packed_results([], OUTPUT_ARROW_SCHEMA)])
     assert empty.num_rows == 0 and empty.schema == OUTPUT_ARROW_SCHEMA
+
+
+def test_the_arrow_schema_names_the_output_columns_in_order() -> None:
+    assert OUTPUT_ARROW_SCHEMA.names == COLUMNS
