@@ -76,9 +76,10 @@ def partitions_of(consumer: KafkaConsumer, topics: list[str]) -> dict[str, set[i
     about these topics alone.
 
     Why: kafka-python's `partitions_for_topic` asks for the metadata of every topic in the cluster
-    whenever one is not in its cache, and a fresh consumer's cache is empty. Decoding that answer
-    grows with the cluster: on a broker with ~1,500 topics (the test session's broker ends with
-    about that many) it was most of the driver's CPU in a run of cases. The topics found are added
+    whenever one is not in its cache. Decoding such answers grows with the cluster: on a broker
+    with ~1,500 topics (a test session's broker ends with about that many) they were most of the
+    driver's CPU in a run of cases (with the answer each client's start gets, which this does not
+    avoid: Tansu quirks in docs/operations.md). The topics found are added
     to those the consumer tracks, so its periodic refresh asks for them and no others (Tansu
     answers a request for no topics with all of them); a missing one is not tracked, or the
     refresh would retry it."""
