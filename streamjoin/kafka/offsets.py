@@ -77,12 +77,11 @@ def partitions_of(consumer: KafkaConsumer, topics: list[str]) -> dict[str, set[i
 
     Why: kafka-python's `partitions_for_topic` asks for the metadata of every topic in the cluster
     whenever one is not in its cache. Decoding such answers grows with the cluster: on a broker
-    with ~1,500 topics (a test session's broker ends with about that many) they were most of the
+    with ~1,500 topics (one that has served many runs of cases) they were most of the
     driver's CPU in a run of cases (with the answer each client's start gets, which this does not
-    avoid: Tansu quirks in docs/operations.md). The topics found are added
-    to those the consumer tracks, so its periodic refresh asks for them and no others (Tansu
-    answers a request for no topics with all of them); a missing one is not tracked, or the
-    refresh would retry it."""
+    avoid: Tansu quirks in docs/operations.md). The topics found are added to those the consumer
+    tracks, so its periodic refresh asks for them and no others (Tansu answers a request for no
+    topics with all of them); a missing one is not tracked, or the refresh would retry it."""
     from kafka.errors import UnknownTopicOrPartitionError
 
     cluster = consumer._cluster  # kafka-python 3.0 (pinned) has no public call for this
