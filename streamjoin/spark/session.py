@@ -24,6 +24,15 @@ CONF = {
     # RocksDB store; snapshots are taken in the background. Measured: a 5-record batch's Spark
     # job 1.32 s -> 0.99 s (bench/latency.py, loaded machine).
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    # Checkpoint files (offsets, commits, state changelogs, schemas) through Hadoop's FileSystem
+    # API rather than its FileContext: without the native Hadoop library, which the pip package
+    # lacks, FileContext starts a `chmod` after every create and a `readlink` before every rename.
+    # Measured on 2 cores: a small query's run from start to stop used ~18% less CPU and wall.
+    # Both write to a temporary file and rename it; this one checks that the target is absent
+    # just before the rename, which leaves a window of microseconds where two runs writing the
+    # same batch of one checkpoint could both succeed (FileContext's rename refuses the second).
+    "spark.sql.streaming.checkpointFileManagerClass":
+        "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
     # The default 200 shuffle partitions made a local stream-stream join ~20x slower.
     "spark.sql.shuffle.partitions": "2",
     "spark.sql.session.timeZone": "UTC",
