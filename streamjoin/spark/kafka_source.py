@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
 from pyspark.sql.datasource import (
     DataSourceReader,
     DataSourceStreamReader,
@@ -37,7 +36,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from streamjoin.kafka import offsets, rdkafka
+from streamjoin.kafka import offsets
 from streamjoin.kafka.client import client_config_from_options
 from streamjoin.spark import packing
 from streamjoin.spark.collector import cycle_collection_paused
@@ -203,7 +202,11 @@ def ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int
 
 def read_range_as_arrow(client_config: dict, part: KafkaRange, packed: bool = False) -> Iterator[pa.RecordBatch]:
     """Rows of one KafkaRange as Arrow record batches in offset order (read with librdkafka):
-    Spark's Kafka rows, or with `packed` one row per chunk of records (`packing.pack_records`)."""
+    Spark's Kafka rows, or with `packed` one row per chunk of records (`packing.pack_records`).
+    librdkafka is imported here, in the read tasks: the driver's planning process of every query
+    start unpickles this module too, and never reads a record."""
+    from streamjoin.kafka import rdkafka
+
     with cycle_collection_paused():  # a chunk is 50,000 messages and their fields: more than half the CPU otherwise
         for messages in rdkafka.read_range(client_config, part.topic, part.partition, part.start, part.end,
                                            chunk=ARROW_BATCH_ROWS):
@@ -229,6 +232,8 @@ _HEADER = ARROW_SCHEMA.field("headers").type
 def _spark_rows(part: KafkaRange, records: pa.RecordBatch, timestamp_types: list) -> pa.RecordBatch:
     """Spark's Kafka rows of `records`, built column by column (the per-row work stays in C):
     a record without headers has an empty array, as in Spark's own source."""
+    import pyarrow.compute as pc  # a read task's import, as librdkafka's above
+
     rows = records.num_rows
     headers = records.column("headers")
     if headers.null_count < rows:
@@ -240,7 +245,7 @@ def _spark_rows(part: KafkaRange, records: pa.RecordBatch, timestamp_types: list
         "key": records.column("key"), "value": records.column("value"),
         "topic": pa.array([part.topic] * rows, pa.string()), "partition": pa.array([part.partition] * rows, pa.int32()),
         "offset": records.column("offset"),
-        "timestamp": pa.compute.multiply(records.column("ts"), 1000).cast(ARROW_SCHEMA.field("timestamp").type),
+        "timestamp": pc.multiply(records.column("ts"), 1000).cast(ARROW_SCHEMA.field("timestamp").type),
         "timestampType": pa.array(timestamp_types, pa.int32()), "headers": header_column,
     }
     return pa.RecordBatch.from_arrays([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)

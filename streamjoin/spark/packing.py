@@ -21,7 +21,6 @@ from itertools import repeat
 from typing import Iterable
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from streamjoin.runtime.contract import InputRow
 
@@ -97,7 +96,10 @@ def packed_results(rows: list[tuple], schema: pa.Schema) -> bytes:
 
 
 def unpack_results(table: pa.Table) -> pa.Table:
-    """A micro-batch's results with every PACKED row replaced by the rows it holds."""
+    """A micro-batch's results with every PACKED row replaced by the rows it holds (on the driver:
+    the read tasks and the planning processes that import this module need no pyarrow.compute)."""
+    import pyarrow.compute as pc
+
     channel = table.column("channel")
     packed = pc.equal(channel, PACKED)
     if not pc.any(packed).as_py():
