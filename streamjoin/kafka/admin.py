@@ -7,7 +7,7 @@ from typing import Iterable
 
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 from streamjoin.settings import Settings
 from streamjoin.kafka.client import kafka_client_config
@@ -37,6 +37,19 @@ def create_topics(bootstrap: str, partitions_by_topic: dict[str, int],
         admin.create_topics(new)
     except TopicAlreadyExistsError:
         pass  # created concurrently by another client: idempotent
+    finally:
+        admin.close()
+
+
+def delete_topics(bootstrap: str, topics: list[str], settings: Settings | None = None) -> None:
+    """Delete `topics`; one that does not exist (any more) is not an error."""
+    if not topics:
+        return
+    admin = KafkaAdminClient(**_config(bootstrap, settings))
+    try:
+        admin.delete_topics(topics)
+    except UnknownTopicOrPartitionError:
+        pass  # deleted already: the outcome asked for
     finally:
         admin.close()
 

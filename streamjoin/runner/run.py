@@ -4,7 +4,8 @@ For each case: plan its SQL (a rejected statement passes when the case expects t
 create its topics on the broker under a per-case prefix, produce the inputs in arrival order
 with their timestamps (in as few segments as the order needs, see `arrival`), run every
 compiled query with Spark after each segment (availableNow; the last run ends the input when
-the case says `flush_at_end`), read every sink topic back and compare with `expected`.
+the case says `flush_at_end`), read every sink topic back and compare with `expected`. A case
+whose outputs were read leaves no topics or checkpoints behind; one that errs keeps them.
 """
 
 from __future__ import annotations
@@ -137,8 +138,18 @@ class CaseRunner(Runner):
                               kafka_client_config(self.settings, self.bootstrap),
                               work / "checkpoints" / query.name,
                               end_of_input=last and bool(case.settings.get("flush_at_end")))
-        return {topic: admin.read_all(self.bootstrap, topic, settings=self.settings)
-                for topic in planned.expected_by_topic(case.expected)}
+        consumed = {topic: admin.read_all(self.bootstrap, topic, settings=self.settings)
+                    for topic in planned.expected_by_topic(case.expected)}
+        self._discard(prefix, work)
+        return consumed
+
+    def _discard(self, prefix: str, work: Path) -> None:
+        """Delete a case's topics (its inputs, sinks and any its queries made) and checkpoints once
+        its outputs are read; a case that errs keeps them to be looked at. On a long-lived broker
+        the topics of every run piled up, and every Kafka client's start fetches all topics."""
+        ours = [topic for topic in admin.list_topics(self.bootstrap, self.settings) if topic.startswith(prefix)]
+        admin.delete_topics(self.bootstrap, ours, settings=self.settings)
+        shutil.rmtree(work, ignore_errors=True)
 
     def close(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -32,8 +32,11 @@ def test_case_through_kafka_and_spark(conformance_results, case_id):
 @pytest.mark.integration
 def test_run_cases_command_prints_a_line_per_case_and_the_total(spark, kafka_bootstrap, capsys):
     from streamjoin.cli import main
+    from streamjoin.kafka import admin
 
+    before = set(admin.list_topics(kafka_bootstrap))
     status = main(["run-cases", str(CONFORMANCE / "ksqldb_joins.json"), "--only", "ksqldb.stream_table"])
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines == ["PASS ksqldb.stream_table.inner", "PASS ksqldb.stream_table.left", "2 passed, 0 failed"]
     assert status == 0
+    assert set(admin.list_topics(kafka_bootstrap)) - before == set()  # a passed case's topics are deleted
