@@ -3,7 +3,8 @@ bootstrap servers; security settings come from `Settings` (environment) unless g
 
 from __future__ import annotations
 
-from typing import Iterable
+from contextlib import contextmanager, suppress
+from typing import Iterable, Iterator
 
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
@@ -20,6 +21,15 @@ def _config(bootstrap: str, settings: Settings | None) -> dict:
     return kafka_client_config(settings, bootstrap)
 
 
+@contextmanager
+def _admin_client(bootstrap: str, settings: Settings | None) -> Iterator[KafkaAdminClient]:
+    admin = KafkaAdminClient(**_config(bootstrap, settings))
+    try:
+        yield admin
+    finally:
+        admin.close()
+
+
 def create_topics(bootstrap: str, partitions_by_topic: dict[str, int],
                   settings: Settings | None = None, replication_factor: int = 1) -> None:
     """Create missing topics; existing ones must already have the requested partition count."""
@@ -32,34 +42,22 @@ def create_topics(bootstrap: str, partitions_by_topic: dict[str, int],
            for topic, n in partitions_by_topic.items() if topic not in existing]
     if not new:
         return
-    admin = KafkaAdminClient(**_config(bootstrap, settings))
-    try:
+    # one created concurrently by another client: idempotent
+    with _admin_client(bootstrap, settings) as admin, suppress(TopicAlreadyExistsError):
         admin.create_topics(new)
-    except TopicAlreadyExistsError:
-        pass  # created concurrently by another client: idempotent
-    finally:
-        admin.close()
 
 
 def delete_topics(bootstrap: str, topics: list[str], settings: Settings | None = None) -> None:
     """Delete `topics`; one that does not exist (any more) is not an error."""
     if not topics:
         return
-    admin = KafkaAdminClient(**_config(bootstrap, settings))
-    try:
-        admin.delete_topics(topics)
-    except UnknownTopicOrPartitionError:
-        pass  # deleted already: the outcome asked for
-    finally:
-        admin.close()
+    with _admin_client(bootstrap, settings) as admin, suppress(UnknownTopicOrPartitionError):
+        admin.delete_topics(topics)  # one deleted already is the outcome asked for
 
 
 def list_topics(bootstrap: str, settings: Settings | None = None) -> list[str]:
-    admin = KafkaAdminClient(**_config(bootstrap, settings))
-    try:
+    with _admin_client(bootstrap, settings) as admin:
         return sorted(admin.list_topics())
-    finally:
-        admin.close()
 
 
 def partition_counts(bootstrap: str, topics: list[str], settings: Settings | None = None,
