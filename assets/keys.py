@@ -96,5 +96,13 @@ def query_runs(instance: dg.DagsterInstance, name: str, limit: int) -> list[dg.D
     return list(instance.get_runs(filters=dg.RunsFilter(tags=role_tags(name, "run")), limit=limit))
 
 
+def run_mode(run: dg.DagsterRun, query) -> str:
+    """The mode `run` runs the query in. Its step tags it when it starts; until then (a run
+    the status sensor sees between STARTED and its step) the run config it was launched with
+    says it (a start_ job presets `continuous`), else the query's own mode."""
+    launched = run.run_config.get("ops", {}).get(query.name, {}).get("config", {}).get("mode")
+    return run.tags.get(MODE_TAG) or launched or query.mode
+
+
 def role_tags(name: str, role: str) -> dict[str, str]:
     return {QUERY_TAG: name, ROLE_TAG: role}

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from assets.keys import MODE_TAG, STOP_TAG, query_key, query_runs, recorded_fingerprint
+from assets.keys import STOP_TAG, query_key, query_runs, recorded_fingerprint, run_mode
 from resources.platform import PlatformConfig
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import Query
@@ -116,7 +116,7 @@ def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
         how = f"repartition_{query.name} runs on its schedule" if query.is_repartition else \
             f"start_{query.name} runs it continuously"
         return QueryState(NEVER_RUN, f"never run: materialize it, or {how}", lag)
-    mode = last.tags.get(MODE_TAG) or query.mode  # a run not started yet has no MODE_TAG
+    mode = run_mode(last, query)
     stop = last.tags.get(STOP_TAG)
     if last.status in IN_FLIGHT[:3]:
         return QueryState(QUEUED, f"run {last.run_id[:8]} waits for a free run slot", lag)

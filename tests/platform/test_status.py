@@ -33,6 +33,7 @@ class StatusCase:
     materialized: bool = True
     last_run: S | None = None
     tags: dict = dataclasses.field(default_factory=dict)
+    run_config: dict = dataclasses.field(default_factory=dict)
     lag: object = 0
     sql_changed: bool = False
 
@@ -43,6 +44,9 @@ STATES = [
     StatusCase("new input", "lagging", "warning", "5 new records since run", lag=5),
     StatusCase("one new record", "lagging", "warning", "1 new record since run", lag=1),
     StatusCase("running", "running", "passed", "available_now", last_run=S.STARTED, lag=5),
+    # start_ launched it, its step has not tagged the mode yet: the run config says it
+    StatusCase("started continuously", "running", "passed", "(continuous)", last_run=S.STARTED,
+               run_config={"ops": {"clicks_enriched": {"config": {"mode": "continuous"}}}}),
     StatusCase("running behind", "lagging", "warning", "records behind (limit 100)",
                last_run=S.STARTED, lag=500),
     StatusCase("waiting for a slot", "queued", "warning", "waits for a free run slot",
@@ -82,7 +86,7 @@ def test_live_state(project, engine, resources, instance, case):
         assert defs.resolve_job_def("stream_clicks_enriched").execute_in_process(
             instance=instance).success
     if case.last_run:
-        add_run(instance, case.last_run, case.tags)
+        add_run(instance, case.last_run, case.tags, case.run_config)
     engine.lag = case.lag
     if case.sql_changed:
         defs = build_definitions(changed_sql(project), config, resources)
