@@ -32,6 +32,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from common import (BASE_TS, Bench, bench_session, compile_query, cpu_seconds, create_topics, load_average,
                     percentiles, produce, streaming_vs_batch, warm_up)
@@ -63,24 +64,36 @@ def steady_producer(config: dict, topic: str, records: list, rate: float, ready)
 
 def output_consumer(config: dict, topic: str, partitions: int, since_ms: int, expected: int, timeout_s: float,
                     ready, results) -> None:
-    """Read `topic` from its start; for each record stamped at/after `since_ms`, (its timestamp,
-    the time it was read) in ms; put the list on `results` once `expected` were read or after
-    `timeout_s` without a new one."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    """Read `topic` from its current end; for each record stamped at/after `since_ms`, (its
+    timestamp, the time it was read) in ms; put the list on `results` once `expected` were read or
+    after `timeout_s` without a new one."""
+    from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({**config, "group.id": "bench-latency", "enable.auto.commit": False,
                          "fetch.wait.max.ms": 5, "fetch.min.bytes": 1})
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-    consumer.consume(1, timeout=1.0)  # connected and fetching before anything is produced
-    ready.set()
-    seen, last = [], time.monotonic()
-    while len(seen) < expected and time.monotonic() - last < timeout_s:
-        messages = consumer.consume(10_000, timeout=0.05)
+    # From the end: the few-record rounds follow the steady phase's 300,000 outputs, and reading
+    # those first (the broker sometimes pauses ~1 s between their fetches) counted as the rounds'
+    # latency. Tansu reports the start of the last record batch as the end: that one batch is
+    # read again, and the timestamp filter drops it.
+    ends = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)]
+    consumer.assign([TopicPartition(topic, p, end) for p, end in enumerate(ends)])
+    seen = []
+
+    def read(timeout: float) -> bool:
+        messages = consumer.consume(10_000, timeout=timeout)
         now = time.time() * 1000
         for message in messages:
             if message.error() is None and message.timestamp()[1] >= since_ms:
                 seen.append((message.timestamp()[1], now))
-        if messages:
+        return bool(messages)
+
+    read(1.0)  # connected and fetching before anything is produced
+    while read(0.2):
+        pass
+    ready.set()
+    last = time.monotonic()
+    while len(seen) < expected and time.monotonic() - last < timeout_s:
+        if read(0.01):  # a read's records are stamped when the call returns: it waits no longer
             last = time.monotonic()
     consumer.close()
     results.put(seen)
@@ -227,13 +240,15 @@ def few_records(bench: Bench, running: Running, records: list, rounds: int) -> N
     """FEW records at once into the idle query, `rounds` times: from the first one's produce time
     to the last output read; then Spark's phases of those micro-batches."""
     before, read_before, seconds_before = running.last_batch(), running.report.input_rows, dict(running.report.seconds)
+    spans = []  # per round: (the first record's produce time, the last output's read time), ms
     print(f"few records: {FEW} clicks at once into the idle query, {rounds} rounds (target: all outputs in < 0.5 s)")
     for round_ in range(rounds):
         time.sleep(1.5 + random.Random(round_).random())  # a different point of the trigger cycle
         seen = measure(bench, running.clicks_topic, running.output, records[FEW * round_:FEW * (round_ + 1)],
                        1e9, int(time.time() * 1000), timeout_s=10)
         if len(seen) == FEW:
-            done = max(read for _, read in seen) - min(ts for ts, _ in seen)
+            spans.append((min(ts for ts, _ in seen), max(read for _, read in seen)))
+            done = spans[-1][1] - spans[-1][0]
             print(f"  round {round_ + 1}: all {FEW} outputs read {done / 1000:.3f} s after producing")
         else:
             print(f"  round {round_ + 1}: only {len(seen)} of {FEW} outputs in 10 s")
@@ -251,6 +266,25 @@ def few_records(bench: Bench, running: Running, records: list, rounds: int) -> N
         print("  inside them, mean per batch: " + ", ".join(
             f"{stage} {spent[stage] * 1000:.0f} ms" for stage in sorted(spent, key=lambda s: -spent[s])
             if spent[stage] >= 0.0005))
+        print("  " + round_phases(spans, batches))
+
+
+def round_phases(spans: list[tuple[int, float]], batches: list) -> str:
+    """Where a round's time went: from producing to the start of the micro-batch that took the
+    records (the trigger's wait), that batch, and from its end to the outputs read."""
+    ran = [(datetime.fromisoformat(p.timestamp.replace("Z", "+00:00")).timestamp() * 1000,
+            p.durationMs["triggerExecution"]) for p in batches]
+    waits, after = [], []
+    for produced, read in spans:
+        taking = [(start, took) for start, took in ran if start + took >= produced]  # the first to end after it
+        if taking:
+            start, took = min(taking)
+            waits.append(start - produced)
+            after.append(read - start - took)
+    if not waits:
+        return "no micro-batch matched the rounds"
+    return (f"per round, mean: produce -> its micro-batch starts {sum(waits) / len(waits) / 1000:.3f} s, "
+            f"that batch's end -> all outputs read {sum(after) / len(after) / 1000:.3f} s")
 
 
 def batches_after(running: Running, after: int, read_before: int, records: int, timeout_s: float = 30) -> list:
