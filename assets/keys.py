@@ -96,10 +96,15 @@ def query_runs(instance: dg.DagsterInstance, name: str, limit: int) -> list[dg.D
     return list(instance.get_runs(filters=dg.RunsFilter(tags=role_tags(name, "run")), limit=limit))
 
 
+def mode_run_config(query, mode: str) -> dict:
+    """The run config that runs the query's asset in `mode` (what a start_ job presets)."""
+    return {"ops": {query.name: {"config": {"mode": mode}}}}
+
+
 def run_mode(run: dg.DagsterRun, query) -> str:
     """The mode `run` runs the query in. Its step tags it when it starts; until then (a run
     the status sensor sees between STARTED and its step) the run config it was launched with
-    says it (a start_ job presets `continuous`), else the query's own mode."""
+    says it (`mode_run_config`), else the query's own mode."""
     launched = run.run_config.get("ops", {}).get(query.name, {}).get("config", {}).get("mode")
     return run.tags.get(MODE_TAG) or launched or query.mode
 

@@ -9,7 +9,8 @@ import time
 import dagster as dg
 
 from assets.factory import QueryAssets
-from assets.keys import FINGERPRINT, FINGERPRINT_TAG, STOP_TAG, query_key, query_runs, role_tags
+from assets.keys import (FINGERPRINT, FINGERPRINT_TAG, STOP_TAG, mode_run_config, query_key, query_runs,
+                         role_tags)
 from assets.state import IN_FLIGHT
 from resources import EngineResource
 from streamjoin.app.project import Query, SqlProject
@@ -43,7 +44,7 @@ def streaming_queries(project: SqlProject) -> list[Query]:
 def query_job(name: str, query: Query, assets: QueryAssets, mode: str = "", description=None):
     """An asset job materialising the query's multi-asset and running its checks; `mode`
     presets the run config."""
-    config = {"ops": {query.name: {"config": {"mode": mode}}}} if mode else None
+    config = mode_run_config(query, mode) if mode else None
     return dg.define_asset_job(name, selection=dg.AssetSelection.assets(assets.queries[query.name]),
                                tags=role_tags(query.name, "run"), config=config,
                                description=description)
