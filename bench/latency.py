@@ -266,7 +266,21 @@ def few_records(bench: Bench, running: Running, records: list, rounds: int) -> N
         print("  inside them, mean per batch: " + ", ".join(
             f"{stage} {spent[stage] * 1000:.0f} ms" for stage in sorted(spent, key=lambda s: -spent[s])
             if spent[stage] >= 0.0005))
+        print("  " + state_store_line(batches))
         print("  " + round_phases(spans, batches))
+
+
+def state_store_line(batches: list) -> str:
+    """What the stateful step's state store reported for these batches (summed over its tasks):
+    the time the tasks spent processing, RocksDB's load and commit."""
+    figures = {"processing (allUpdatesTimeMs)": 0.0, "RocksDB load": 0.0, "commit": 0.0}
+    for batch in batches:
+        for operator in batch.stateOperators:
+            figures["processing (allUpdatesTimeMs)"] += operator.allUpdatesTimeMs / len(batches)
+            figures["RocksDB load"] += operator.customMetrics.get("rocksdbLoadLatencyMs", 0) / len(batches)
+            figures["commit"] += operator.commitTimeMs / len(batches)
+    return "the stateful step's state store, mean per batch over its tasks: " + ", ".join(
+        f"{name} {ms:.0f} ms" for name, ms in figures.items())
 
 
 def round_phases(spans: list[tuple[int, float]], batches: list) -> str:

@@ -18,9 +18,10 @@ Headers = tuple[tuple[str, bytes | None], ...]
 
 # The layout of what a task checkpoints: its runtime is pickled, so the classes it holds (stages,
 # operators, bindings, rows in state) are part of the checkpoint. Bumped whenever one of them
-# changes its fields; a checkpoint of another format is refused (reset the query and backfill),
+# changes its fields, or where a task keeps its state changes (3: the runtime beside the pages,
+# in one state variable); a checkpoint of another format is refused (reset the query and backfill),
 # never half-read. `tests/pure/runtime/test_state_format.py` notices a change that was not bumped.
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 
 
 class InputRow(NamedTuple):

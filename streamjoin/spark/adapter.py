@@ -2,8 +2,8 @@
 
 A task is one Kafka partition number of the (co-partitioned) input topics, as in Kafka Streams.
 `transformWithStateInPandas` hands each task its micro-batch rows; the task's `TaskRuntime` (pure
-Python: decode, join operators, project, encode) is checkpointed in the task's state: its stores
-as key-group pages in a map state, the rest pickled in a value state (`paged_state`), so a
+Python: decode, join operators, project, encode) is checkpointed in the task's one map state: its
+stores as key-group pages, the rest pickled beside them (`paged_state`), so a
 restart from the checkpoint resumes exactly where the last committed batch left it, and a batch
 reads and writes only the pages of the keys it touched.
 
@@ -30,6 +30,7 @@ from pyspark.sql.streaming.stateful_processor import (
     StatefulProcessor,
     StatefulProcessorHandle,
 )
+from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
 from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
@@ -52,17 +53,31 @@ OUTPUT_SCHEMA = (
     "src_topic string, src_partition int, src_offset long, reason string, "
     "headers array<struct<key:string,value:binary>>"
 )
-RUNTIME_STATE, RUNTIME_SCHEMA = "runtime", "runtime binary"
-PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA = "pages", "store string, page int", "data binary"
+# One state variable per task: Spark's state server builds its encoders anew for every variable a
+# task declares, in every batch (measured: a value state ~30 ms and a map state ~50 ms a task).
+# Schemas as types, not DDL strings, which pyspark sends to the JVM to parse, twice per variable.
+TASK_STATE = "task"
+PAGE_KEY_SCHEMA = StructType([StructField("store", StringType()), StructField("page", IntegerType())])
+PAGE_SCHEMA = StructType([StructField("data", BinaryType())])
+RUNTIME_KEY = ("", 0)  # beside the pages, whose store ids are never empty
 SINK, DEAD_LETTER, METRICS = "sink", "dead", "metrics"
 COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
 
 
 class MapStatePages:
-    """A task's store pages in its map state, keyed by (store id, key group)."""
+    """A task's state in one map state: its store pages, keyed by (store id, key group), and its
+    pickled runtime (`RUNTIME_KEY`)."""
 
     def __init__(self, state) -> None:
         self.state = state
+
+    def runtime(self) -> bytes | None:
+        """The saved runtime; None for a task that has none yet."""
+        found = self.state.getValue(RUNTIME_KEY)
+        return None if found is None else found[0]
+
+    def keep_runtime(self, blob: bytes) -> None:
+        self.state.updateValue(RUNTIME_KEY, (blob,))
 
     def load(self, store: str, group: int) -> dict:
         found = self.state.getValue((store, group))
@@ -101,8 +116,7 @@ class TaskProcessor(StatefulProcessor):
         return {"factory": self.factory, "input_topics": self.input_topics}
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.runtime_state = handle.getValueState(RUNTIME_STATE, RUNTIME_SCHEMA)
-        self.pages = MapStatePages(handle.getMapState(PAGES_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
+        self.pages = MapStatePages(handle.getMapState(TASK_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
 
     def handleInputRows(self, key: tuple, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         with cycle_collection_paused():  # until the batch's objects are released (`collector`)
@@ -112,8 +126,8 @@ class TaskProcessor(StatefulProcessor):
         import pandas as pd  # see the class docstring
 
         lap = Laps()
-        saved = self.runtime_state.get()
-        runtime: TaskRuntime = self.new_runtime(task) if saved is None else load_runtime(saved[0], self.pages)
+        saved = self.pages.runtime()
+        runtime: TaskRuntime = self.new_runtime(task) if saved is None else load_runtime(saved, self.pages)
         runtime.seconds.clear()  # this batch's profile only
         before = runtime.counters()
         lap("state_read")
@@ -124,7 +138,7 @@ class TaskProcessor(StatefulProcessor):
             runtime.ended = True
             out.extend(output_rows(runtime, runtime.end_of_input(), None))
         lap("processing")  # decode + operators + encode, split in runtime.seconds
-        self.runtime_state.update((save_runtime(runtime, self.pages),))
+        self.pages.keep_runtime(save_runtime(runtime, self.pages))
         lap("state_write")
         packed = packed_frame(out)
         del ordered, out

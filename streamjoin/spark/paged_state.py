@@ -1,5 +1,5 @@
 """A task's state in key groups: every operator store is kept as pages (Flink's key groups) in a
-map state, the rest of the runtime as one small pickled value.
+map state, the rest of the runtime as one small pickled value beside them.
 
 Pickling a task's whole runtime in every micro-batch made a batch's state traffic follow the
 state's size (a 1M-row table: ~120 MB per batch, however few rows changed). Here a store is
@@ -176,6 +176,13 @@ class CheckpointIncompatible(RuntimeError):
 _FORMAT_MARK = b"streamjoin state format "
 
 
+def incompatible(found: str, where: str = "the checkpoint") -> CheckpointIncompatible:
+    """The error for a checkpoint of format `found`, with the remedy."""
+    return CheckpointIncompatible(
+        f"{where} holds task state of format {found}; this streamjoin reads and writes format "
+        f"{STATE_FORMAT}. Reset the query and backfill it (its outputs are recomputed from the input topics)")
+
+
 def save_runtime(runtime: Any, pages: Pages) -> bytes:
     """Write the stores' touched pages to `pages`; return the rest of the runtime, pickled, after
     a line naming its layout (`STATE_FORMAT`)."""
@@ -193,9 +200,7 @@ def load_runtime(blob: bytes, pages: Pages) -> Any:
         line, _, blob = blob.partition(b"\n")
         found = int(line[len(_FORMAT_MARK):])
     if found != STATE_FORMAT:
-        raise CheckpointIncompatible(
-            f"the checkpoint holds task state of format {found}; this streamjoin reads and writes format "
-            f"{STATE_FORMAT}. Reset the query and backfill it (its outputs are recomputed from the input topics)")
+        raise incompatible(str(found))
     token = _opening.set(pages)
     try:
         return pickle.loads(blob)

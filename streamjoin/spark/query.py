@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from streamjoin.kafka import offsets
 from streamjoin.kafka.rdkafka import produce_arrow
 from streamjoin.runtime.compiled import CompiledQuery
+from streamjoin.runtime.contract import STATE_FORMAT
 from streamjoin.runtime.report import Laps, RunReport
 from streamjoin.spark.adapter import (
     DEAD_LETTER,
@@ -37,6 +38,7 @@ from streamjoin.spark.adapter import (
 )
 from streamjoin.spark.batch_figures import BatchFigures
 from streamjoin.spark.packing import unpack_results
+from streamjoin.spark.paged_state import incompatible
 from streamjoin.spark.session import kafka_source_for_query
 from streamjoin.spark.task_keys import task_key
 
@@ -93,39 +95,38 @@ class TaskRouting:
     broadcast_topics: frozenset[str] = frozenset()
     tasks: int = 1
 
-    def assign(self, rows: DataFrame, shuffle_partitions: int | None = None) -> DataFrame:
-        """`rows` with a `task` column, the grouping key of the row's task (`task_keys`): with
-        `shuffle_partitions`, a key that puts each task on its own shuffle partition; without,
-        the task number (a checkpoint written before keys were spread keeps its state keys).
-        A broadcast topic's row comes once per task."""
+    def assign(self, rows: DataFrame, shuffle_partitions: int) -> DataFrame:
+        """`rows` with a `task` column, the grouping key of the row's task (`task_keys`), a key
+        that puts each task on its own of the `shuffle_partitions`. A broadcast topic's row comes
+        once per task."""
         task = F.col("partition")
         if self.broadcast_topics:
             every = F.sequence(F.lit(0), F.lit(self.tasks - 1))
             tasks = F.when(F.col("topic").isin(*sorted(self.broadcast_topics)), every).otherwise(F.array("partition"))
             rows, task = rows.withColumn("task", F.explode(tasks)), F.col("task")
-        if shuffle_partitions is None:
-            return rows.withColumn("task", task)
         keys = F.array(*(F.lit(task_key(t, shuffle_partitions)) for t in range(self.tasks)))
         # A partition added to a topic after the query started keeps its number as its key.
         return rows.withColumn("task", F.coalesce(F.try_element_at(keys, task + 1), task))
 
 
-TASK_KEYS_MARKER = "streamjoin-task-keys.json"
+CHECKPOINT_NOTES = "streamjoin-checkpoint.json"
 
 
-def checkpoint_shuffle_partitions(spark: SparkSession, checkpoint: Path) -> int | None:
+def checkpoint_shuffle_partitions(spark: SparkSession, checkpoint: Path) -> int:
     """The shuffle partitions the query's state is spread over, for `TaskRouting.assign`: Spark
     keeps a checkpoint's first count for good, so it is noted beside the checkpoint when the
-    query first starts. None for a checkpoint Spark wrote before that note existed: its state is
-    keyed by the task numbers themselves, and must stay so."""
-    marker = checkpoint / TASK_KEYS_MARKER
-    if marker.exists():
-        return int(json.loads(marker.read_text())["shuffle_partitions"])
+    query first starts, with the layout of its task state (`STATE_FORMAT`). A checkpoint Spark
+    has written batches to without that layout's note is refused (CheckpointIncompatible)
+    before any batch runs: formats up to 2 kept state where this streamjoin does not look."""
+    notes_file = checkpoint / CHECKPOINT_NOTES
+    notes = json.loads(notes_file.read_text()) if notes_file.exists() else {}
+    if notes.get("state_format") == STATE_FORMAT:
+        return int(notes["shuffle_partitions"])
     if any((checkpoint / "offsets").glob("[0-9]*")):
-        return None
+        raise incompatible(str(notes.get("state_format", "2 or older")), f"checkpoint {checkpoint}")
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
     checkpoint.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"shuffle_partitions": partitions}))
+    notes_file.write_text(json.dumps({"shuffle_partitions": partitions, "state_format": STATE_FORMAT}))
     return partitions
 
 

@@ -1,13 +1,15 @@
 """Tasks spread over Spark's shuffle partitions: the grouping keys `TaskRouting` gives put task
 t on partition t mod N in Spark itself, and a checkpoint keeps the partition count it started
-with (one from before the spread keeps plain task numbers, so its state keys still match)."""
+with; a checkpoint of another state layout is refused before any batch runs."""
 
 from __future__ import annotations
 
 import pytest
 from pyspark.sql import functions as F
 
-from streamjoin.spark.query import TASK_KEYS_MARKER, TaskRouting, checkpoint_shuffle_partitions
+from streamjoin.runtime.contract import STATE_FORMAT
+from streamjoin.spark.paged_state import CheckpointIncompatible
+from streamjoin.spark.query import CHECKPOINT_NOTES, TaskRouting, checkpoint_shuffle_partitions
 from streamjoin.spark.task_keys import task_of
 
 
@@ -46,11 +48,23 @@ def test_a_partition_added_later_keeps_its_number_as_key(spark) -> None:
 def test_checkpoint_keeps_its_partition_count(spark, tmp_path) -> None:
     fresh = tmp_path / "fresh"
     assert checkpoint_shuffle_partitions(spark, fresh) == int(spark.conf.get("spark.sql.shuffle.partitions"))
-    assert (fresh / TASK_KEYS_MARKER).exists()
-    (fresh / TASK_KEYS_MARKER).write_text('{"shuffle_partitions": 7}')  # as if started under another conf
+    notes = fresh / CHECKPOINT_NOTES
+    notes.write_text(f'{{"shuffle_partitions": 7, "state_format": {STATE_FORMAT}}}')  # started under another conf
     assert checkpoint_shuffle_partitions(spark, fresh) == 7
-    legacy = tmp_path / "legacy"
-    (legacy / "offsets").mkdir(parents=True)
-    (legacy / "offsets" / "0").write_text("v1")  # Spark wrote it; no marker: state keyed by task numbers
-    assert checkpoint_shuffle_partitions(spark, legacy) is None
-    assert not (legacy / TASK_KEYS_MARKER).exists()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("notes, found", [
+    ({}, "2 or older"),  # written before any notes existed
+    ({"streamjoin-task-keys.json": '{"shuffle_partitions": 2}'}, "2 or older"),  # the note of format 2
+    ({CHECKPOINT_NOTES: '{"shuffle_partitions": 2, "state_format": 99}'}, "99"),
+])
+def test_a_checkpoint_of_another_state_format_is_refused_before_any_batch(spark, tmp_path, notes, found) -> None:
+    checkpoint = tmp_path / "old"
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "offsets" / "0").write_text("v1")  # Spark has run a batch on it
+    for name, text in notes.items():
+        (checkpoint / name).write_text(text)
+    with pytest.raises(CheckpointIncompatible, match=f"checkpoint {checkpoint} holds task state of format {found}; "
+                                                     ".* Reset the query and backfill"):
+        checkpoint_shuffle_partitions(spark, checkpoint)
