@@ -180,7 +180,8 @@ def incompatible(found: str, where: str = "the checkpoint") -> CheckpointIncompa
     """The error for a checkpoint of format `found`, with the remedy."""
     return CheckpointIncompatible(
         f"{where} holds task state of format {found}; this streamjoin reads and writes format "
-        f"{STATE_FORMAT}. Reset the query and backfill it (its outputs are recomputed from the input topics)")
+        f"{STATE_FORMAT}. Reset the query and backfill it (its outputs are recomputed from the input topics): "
+        "its reset_<query> job in Dagster, or delete the query's folder in <STREAMJOIN_HOME>/checkpoints")
 
 
 def save_runtime(runtime: Any, pages: Pages) -> bytes:
