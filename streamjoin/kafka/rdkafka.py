@@ -56,10 +56,33 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
     (1970-01-01T00:00:00Z) goes through kafka-python instead, which sends it as it is; the whole
     write takes one client, so the records of a partition keep their order."""
     batches = list(batches)
-    id_prefix = f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}.".encode()
-    if any(pc.any(pc.equal(_epoch_ms(batch), 0)).as_py()
-           for batch in batches if "timestamp" in batch.schema.names):
-        return _send_with_kafka_python(client_config, batches, id_prefix, task, default_topic)
+    epoch_zero = any(pc.any(pc.equal(_epoch_ms(batch), 0)).as_py()
+                     for batch in batches if "timestamp" in batch.schema.names)
+    id_prefix = _id_prefix(writer_id, batch_id, task)
+    return _send(client_config, lambda count: _records(batches, id_prefix, default_topic, task, count),
+                 epoch_zero, task)
+
+
+def produce_columns(client_config: dict, topics: list, keys: list, values: list, timestamps: list,
+                    headers: list, writer_id: str, batch_id, task: int) -> int:
+    """`produce_arrow` for records already held as Python columns (a task's results: no Arrow
+    to build and read back); timestamps in epoch ms, headers a record's (key, bytes) pairs or None."""
+    id_prefix = _id_prefix(writer_id, batch_id, task)
+    return _send(client_config, lambda count: [_columns(topics, values, keys, None, timestamps, headers,
+                                                        id_prefix, 0, task, count)],
+                 0 in timestamps, task)
+
+
+def _id_prefix(writer_id: str, batch_id, task: int) -> bytes:
+    return f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}.".encode()
+
+
+Columns = Callable[[Callable[[str], int]], Iterable["_Columns"]]  # given a topic's partition count
+
+
+def _send(client_config: dict, columns: Columns, epoch_zero: bool, task: int) -> int:
+    if epoch_zero:
+        return _send_with_kafka_python(client_config, columns, task)
     failures: list[str] = []
 
     def delivered(error, message) -> None:
@@ -79,8 +102,8 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
         return counts[topic]
 
     produce, sent = producer.produce, 0
-    for columns in _records(batches, id_prefix, default_topic, task, partition_count):
-        for topic, value, key, partition, timestamp, given, replay_id in zip(*columns):
+    for rows in columns(partition_count):
+        for topic, value, key, partition, timestamp, given, replay_id in zip(*rows):
             # Positional (topic, value, key, partition, callback, on_delivery, timestamp, headers):
             # faster to parse than keywords. -1 and 0 are librdkafka's "its partitioner" and "now";
             # a dict of headers is faster for it to read than a list of pairs.
@@ -116,8 +139,7 @@ class _Columns(NamedTuple):
 
 def _records(batches: Iterable[pa.RecordBatch], id_prefix: bytes, default_topic: str | None, task: int,
              partition_count: Callable[[str], int]) -> Iterator[_Columns]:
-    """The _Columns of each batch. Keyless rows without a partition go round-robin by position in
-    the write, from the task number on (`choose_partition`); replay ids number the rows from 0."""
+    """The _Columns of each batch; replay ids number the rows of the write from 0."""
     sequence = 0
     for batch in batches:
         rows, column = batch.num_rows, {name: batch.column(name) for name in batch.schema.names}
@@ -126,22 +148,31 @@ def _records(batches: Iterable[pa.RecordBatch], id_prefix: bytes, default_topic:
             topics = column["topic"].to_pylist()
             if default_topic is not None:
                 topics = [topic or default_topic for topic in topics]
-        keys = column["key"].to_pylist() if "key" in column else repeat(None)
-        explicit = column["partition"].to_pylist() if "partition" in column else repeat(None)
-        if "key" in column and not column["key"].null_count and "partition" not in column:
-            partitions = repeat(None)  # all keyed: the partitioner places every row
-        else:
-            partitions = [choose_partition(None, partition_count(topic), task + sequence + row)
-                          if partition is None and key is None else partition
-                          for row, (topic, key, partition) in enumerate(zip(topics, keys, explicit))]
+        keys = column["key"].to_pylist() if "key" in column else [None] * rows
+        explicit = column["partition"].to_pylist() if "partition" in column else None
         headers = repeat(None)
         if "headers" in column and column["headers"].null_count < rows:
             headers = [[(h["key"], h["value"]) for h in row] if row else None
                        for row in column["headers"].to_pylist()]
-        yield _Columns(topics, column["value"].to_pylist(), keys, partitions,
-                      _epoch_ms(batch).to_pylist() if "timestamp" in column else repeat(None), headers,
-                      [b"%b%d" % (id_prefix, n) for n in range(sequence, sequence + rows)])
+        yield _columns(topics, column["value"].to_pylist(), keys, explicit,
+                       _epoch_ms(batch).to_pylist() if "timestamp" in column else repeat(None), headers,
+                       id_prefix, sequence, task, partition_count)
         sequence += rows
+
+
+def _columns(topics: list, values: list, keys: list, explicit: list | None, timestamps: Iterable,
+             headers: Iterable, id_prefix: bytes, first: int, task: int,
+             partition_count: Callable[[str], int]) -> _Columns:
+    """Rows numbered from `first` in the write. Keyless rows without a partition go round-robin
+    by that number, from the task number on (`choose_partition`)."""
+    if explicit is None and None not in keys:
+        partitions = repeat(None)  # all keyed: the partitioner places every row
+    else:
+        partitions = [choose_partition(None, partition_count(topic), task + first + row)
+                      if partition is None and key is None else partition
+                      for row, (topic, key, partition) in enumerate(zip(topics, keys, explicit or repeat(None)))]
+    return _Columns(topics, values, keys, partitions, timestamps, headers,
+                    [b"%b%d" % (id_prefix, n) for n in range(first, first + len(values))])
 
 
 def _epoch_ms(batch: pa.RecordBatch) -> pa.Array:
@@ -150,8 +181,7 @@ def _epoch_ms(batch: pa.RecordBatch) -> pa.Array:
     return stamps.cast(pa.timestamp("ms", tz=stamps.type.tz), safe=False).cast(pa.int64())
 
 
-def _send_with_kafka_python(client_config: dict, batches: list[pa.RecordBatch], id_prefix: bytes, task: int,
-                            default_topic: str | None) -> int:
+def _send_with_kafka_python(client_config: dict, columns: Columns, task: int) -> int:
     # Imported here: every Spark write task imports this module, and kafka-python (~0.85 s a
     # Python worker) is needed only by this rare fallback.
     from streamjoin.kafka import producer as kafka_python
@@ -161,9 +191,8 @@ def _send_with_kafka_python(client_config: dict, batches: list[pa.RecordBatch], 
     try:
         records = [(topic, OutRecord(key, value, timestamp, (*(given or ()), (REPLAY_HEADER, replay_id)),
                                      partition))
-                   for columns in _records(batches, id_prefix, default_topic, task,
-                                           lambda topic: kafka_python.partition_count(producer, topic))
-                   for topic, value, key, partition, timestamp, given, replay_id in zip(*columns)]
+                   for rows in columns(lambda topic: kafka_python.partition_count(producer, topic))
+                   for topic, value, key, partition, timestamp, given, replay_id in zip(*rows)]
         return kafka_python.send_all(producer, records, first_sequence=task)
     finally:
         producer.close()

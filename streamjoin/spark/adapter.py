@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 from functools import cached_property
@@ -61,6 +62,7 @@ PAGE_KEY_SCHEMA = StructType([StructField("store", StringType()), StructField("p
 PAGE_SCHEMA = StructType([StructField("data", BinaryType())])
 RUNTIME_KEY = ("", 0)  # beside the pages, whose store ids are never empty
 SINK, DEAD_LETTER, METRICS = "sink", "dead", "metrics"
+BATCH_ID_PROPERTY = "streaming.sql.batchId"  # Spark's local property for a micro-batch's tasks
 COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
 
 
@@ -90,6 +92,34 @@ class MapStatePages:
             self.state.removeKey((store, group))
 
 
+@dataclass(frozen=True)
+class TaskSink:
+    """Where a task produces its own sink records: a query whose results go only to Kafka (no
+    Delta output, which must see the whole batch first to keep what it rejects out of Kafka too).
+    Otherwise every result would travel packed through Spark to the driver, be unpacked there and
+    be produced by one process after both tasks end. The guarantee stays at-least-once: the task
+    waits for every acknowledgement before its batch can commit, and a replayed batch gives each
+    task the same records, so its results carry the same ids, "<writer_id>:<batch>:<task>.<seq>"."""
+
+    client_config: dict
+    writer_id: str
+
+    def produce(self, rows: list[tuple], task: int) -> tuple[list[tuple], int]:
+        """Produces the SINK rows of `rows`; the other rows, and how many records it produced."""
+        sink = [row for row in rows if row[0] == SINK]
+        if not sink:
+            return rows, 0
+        from pyspark import TaskContext
+
+        from streamjoin.kafka.rdkafka import produce_columns  # see TaskProcessor's docstring
+
+        batch_id = TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)
+        topics, keys, values, timestamps, headers = ([row[i] for row in sink] for i in (1, 2, 3, 4, 9))
+        sent = produce_columns(self.client_config, topics, keys, values, timestamps, headers, self.writer_id,
+                               batch_id, task)
+        return [row for row in rows if row[0] != SINK], sent
+
+
 class TaskProcessor(StatefulProcessor):
     """The processor given to transformWithStateInPandas.
 
@@ -100,9 +130,10 @@ class TaskProcessor(StatefulProcessor):
     nor pyarrow and numpy (~0.25 s more)."""
 
     def __init__(self, new_runtime: Callable[[int], TaskRuntime],
-                 input_topics: frozenset[str] = frozenset()) -> None:
+                 input_topics: frozenset[str] = frozenset(), sink: TaskSink | None = None) -> None:
         self.factory = cloudpickle.dumps(new_runtime)
         self.input_topics = input_topics
+        self.sink = sink
 
     @cached_property
     def _build(self) -> Callable[[int], TaskRuntime]:
@@ -113,7 +144,7 @@ class TaskProcessor(StatefulProcessor):
         return self._build(task)
 
     def __getstate__(self) -> dict:
-        return {"factory": self.factory, "input_topics": self.input_topics}
+        return {"factory": self.factory, "input_topics": self.input_topics, "sink": self.sink}
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.pages = MapStatePages(handle.getMapState(TASK_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
@@ -140,6 +171,10 @@ class TaskProcessor(StatefulProcessor):
         lap("processing")  # decode + operators + encode, split in runtime.seconds
         self.pages.keep_runtime(save_runtime(runtime, self.pages))
         lap("state_write")
+        produced = 0
+        if self.sink is not None:
+            out, produced = self.sink.produce(out, task)
+            lap("produce")
         packed = packed_frame(out)
         del ordered, out
         yield packed
@@ -148,7 +183,8 @@ class TaskProcessor(StatefulProcessor):
         delta.subtract(before)
         seconds = {**lap.seconds, **runtime.seconds}
         seconds["processing_other"] = seconds.pop("processing") - sum(runtime.seconds.values())
-        figures = {"counts": dict(+delta), "stream_time": runtime.stream_time, "seconds": seconds}
+        figures = {"counts": dict(+delta), "stream_time": runtime.stream_time, "seconds": seconds,
+                   "produced": produced}
         yield pd.DataFrame([(METRICS, None, None, None, None, None, task, None, json.dumps(figures), None)],
                            columns=COLUMNS)
 

@@ -4,7 +4,8 @@
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
       ─▶ foreachBatch: results unpacked (packing); sink records → Kafka (+ replay header) and
          Delta; dead letters → their topic and Delta table; metric deltas → the run's report
-         (`batch_figures`).
+         (`batch_figures`). A query without a Delta output has its tasks produce their sink
+         records themselves (`TaskSink`), so only dead letters and metrics reach the driver.
 
 The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
 replays the batch; its records carry the same `streamjoin.id` header (query:batch:task.seq) again, so
@@ -35,6 +36,7 @@ from streamjoin.spark.adapter import (
     OUTPUT_SCHEMA,
     SINK,
     TaskProcessor,
+    TaskSink,
 )
 from streamjoin.spark.batch_figures import BatchFigures
 from streamjoin.spark.packing import unpack_results
@@ -53,7 +55,7 @@ class QueryFailed(RuntimeError):
 
 
 # Errors raised inside Spark whose message is the whole story for a user.
-_OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible)\b:?\s*(.*)")
+_OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible|ProduceFailed)\b:?\s*(.*)")
 
 
 def root_cause(spark_message: str) -> str:
@@ -229,8 +231,9 @@ class StreamingRun:
         metrics = table.filter(pa.compute.equal(channel, METRICS))
         tasks = [{**json.loads(figures), "task": task} for figures, task
                  in zip(metrics.column("reason").to_pylist(), metrics.column("src_partition").to_pylist())]
+        produced = sum(task.pop("produced", 0) for task in tasks)  # by the tasks themselves (`TaskSink`)
         self.figures.write(batch_id, {"tasks": tasks, "rejected_by_table": len(rejected),
-                                      "delta_version": delta_version, "output_rows": sink.num_rows,
+                                      "delta_version": delta_version, "output_rows": sink.num_rows + produced,
                                       "seconds": lap.seconds})
 
     def _produce(self, sink: pa.Table, batch_id: int) -> None:
@@ -252,14 +255,17 @@ def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:
     return TaskRouting(query.broadcast_topics, widest)
 
 
-def task_processor(query: CompiledQuery) -> TaskProcessor:
-    return TaskProcessor(query.factory, frozenset(query.input_topics))
+def task_processor(query: CompiledQuery, sink: TaskSink | None = None) -> TaskProcessor:
+    return TaskProcessor(query.factory, frozenset(query.input_topics), sink)
 
 
 def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_config: dict, checkpoint: Path,
                   end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
-    # Named after its sink topic: unique among the queries running at once.
-    return StreamingRun(query.sink.topic, query.input_topics, task_processor(query), kafka_options, checkpoint,
+    # Named after its sink topic: unique among the queries running at once. Without a table
+    # output, the tasks produce their results themselves (`TaskSink`).
+    name = query.sink.topic
+    sink = TaskSink(client_config, name) if target.table is None else None
+    return StreamingRun(name, query.input_topics, task_processor(query, sink), kafka_options, checkpoint,
                         client_config, target=target, end_of_input=end_of_input,
                         routing=task_routing(query, client_config))
 

@@ -1,7 +1,8 @@
 """produce_arrow without a broker: the rows of Spark's Kafka sink columns (replay ids numbered
 across batches, keyless rows round-robin from the task number, given headers kept, timestamps in
 epoch ms), the arguments librdkafka gets for them, failed or missing acknowledgements, a full
-local queue, and the kafka-python path a record of event time 0 takes."""
+local queue, and the kafka-python path a record of event time 0 takes. produce_columns, which a
+task calls with its results as Python columns, must hand either client the same records."""
 
 from __future__ import annotations
 
@@ -129,8 +130,20 @@ SINK = pa.record_batch({"topic": ["out", "out", "out"], "key": [b"k", None, b"m"
                         "timestamp": pa.array([5, None, 7], pa.int64()).cast(pa.timestamp("ms"))})
 
 
-def test_librdkafka_gets_positional_arguments_and_reports_only_failed_deliveries(producer):
-    assert rdkafka.produce_arrow({"bootstrap_servers": ["b:9092"]}, [SINK], "w", 7, task=3) == 3
+def produce_sink_as_columns(config: dict, writer_id: str, batch_id, task: int = 0) -> int:
+    """SINK's rows through produce_columns, as a task holds them."""
+    headers = [None, (("origin", b"x"),), None]
+    return rdkafka.produce_columns(config, ["out"] * 3, [b"k", None, b"m"], [b"1", b"2", b"3"], [5, None, 7],
+                                   headers, writer_id, batch_id, task)
+
+
+def produce_sink_as_arrow(config: dict, writer_id: str, batch_id, task: int = 0) -> int:
+    return rdkafka.produce_arrow(config, [SINK], writer_id, batch_id, task=task)
+
+
+@pytest.mark.parametrize("produce_sink", [produce_sink_as_arrow, produce_sink_as_columns])
+def test_librdkafka_gets_positional_arguments_and_reports_only_failed_deliveries(producer, produce_sink):
+    assert produce_sink({"bootstrap_servers": ["b:9092"]}, "w", 7, task=3) == 3
     (made,) = FakeProducer.made
     assert made.config["delivery.report.only.error"] is True and made.config["partitioner"] == "murmur2_random"
     assert made.produced == [
@@ -159,7 +172,9 @@ def test_unacknowledged_records_fail_the_write(producer, settings, message):
         rdkafka.produce_arrow({"bootstrap_servers": ["b:9092"]}, [SINK], "w", 7)
 
 
-def test_a_record_of_event_time_zero_sends_the_write_with_kafka_python(monkeypatch):
+@pytest.fixture
+def kafka_python_sent(monkeypatch) -> dict:
+    """What the kafka-python path was given, instead of a broker."""
     sent = {}
 
     class KafkaPython:
@@ -175,10 +190,22 @@ def test_a_record_of_event_time_zero_sends_the_write_with_kafka_python(monkeypat
 
     monkeypatch.setattr(kafka_python, "bulk_producer", lambda config: KafkaPython())
     monkeypatch.setattr(kafka_python, "send_all", send_all)
+    return sent
+
+
+def test_a_record_of_event_time_zero_sends_the_write_with_kafka_python(kafka_python_sent):
     batch = pa.record_batch({"key": [None, b"k"], "value": [b"1", b"2"],
                              "timestamp": pa.array([0, None], pa.int64()).cast(pa.timestamp("ms"))})
     assert rdkafka.produce_arrow({"bootstrap_servers": ["b:9092"]}, [batch], "w", 7, task=1,
                                  default_topic="out") == 2
-    assert sent == {"closed": True, "first_sequence": 1, "records": [
+    assert kafka_python_sent == {"closed": True, "first_sequence": 1, "records": [
+        ("out", OutRecord(None, b"1", 0, ((REPLAY_HEADER, b"w:7:1.0"),), 1)),
+        ("out", OutRecord(b"k", b"2", None, ((REPLAY_HEADER, b"w:7:1.1"),), None))]}
+
+
+def test_a_task_column_of_event_time_zero_takes_kafka_python_too(kafka_python_sent):
+    assert rdkafka.produce_columns({"bootstrap_servers": ["b:9092"]}, ["out", "out"], [None, b"k"], [b"1", b"2"],
+                                   [0, None], [None, None], "w", 7, 1) == 2
+    assert kafka_python_sent == {"closed": True, "first_sequence": 1, "records": [
         ("out", OutRecord(None, b"1", 0, ((REPLAY_HEADER, b"w:7:1.0"),), 1)),
         ("out", OutRecord(b"k", b"2", None, ((REPLAY_HEADER, b"w:7:1.1"),), None))]}

@@ -1,18 +1,21 @@
 """The adapter's row conversions without Spark: chunks of Kafka records as the source packs them
-for a task (headers null when a record has none) become `InputRow`s in Kafka Streams order, and
-emitted records become sink rows that keep their headers."""
+for a task (headers null when a record has none) become `InputRow`s in Kafka Streams order,
+emitted records become sink rows that keep their headers, and a task that produces its own
+results (`TaskSink`) hands librdkafka its sink rows as columns and keeps the others."""
 
 from __future__ import annotations
 
 import gc
 
 import pandas as pd
+import pyspark
 
 from streamjoin.runtime.contract import Emitted, InputRow, Rejected, TaskRuntime
 from streamjoin.spark.adapter import (
     COLUMNS,
     DEAD_LETTER,
     SINK,
+    TaskSink,
     ordered_rows,
     output_rows,
 )
@@ -92,3 +95,23 @@ def test_cycle_collection_is_paused_for_a_batch_and_restored() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_task_sink_produces_the_sink_rows_of_its_batch_and_keeps_the_rest(monkeypatch):
+    class Context:  # a task of micro-batch 4
+        @staticmethod
+        def getLocalProperty(name):
+            return {"streaming.sql.batchId": "4"}.get(name)
+
+    produced = []
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: Context))
+    monkeypatch.setattr("streamjoin.kafka.rdkafka.produce_columns",
+                        lambda *args: produced.append(args) or len(args[2]))
+    sink = TaskSink({"bootstrap_servers": ["b:9092"]}, "q")
+    dead = (DEAD_LETTER, None, b"k", b"{", 3, "in", 1, 7, "not JSON", None)
+    rows = [(SINK, "out", b"k", b"1", 5, "in", 1, 6, None, None), dead,
+            (SINK, "out", None, b"2", 6, "in", 1, 8, None, (("h", b"v"),))]
+    assert sink.produce(rows, task=1) == ([dead], 2)
+    assert produced == [({"bootstrap_servers": ["b:9092"]}, ["out", "out"], [b"k", None], [b"1", b"2"], [5, 6],
+                         [None, (("h", b"v"),)], "q", "4", 1)]
+    assert sink.produce([dead], task=1) == ([dead], 0) and len(produced) == 1

@@ -18,6 +18,13 @@ CASES = [
      "streamjoin reads and writes format 2. Reset the query and backfill it\n\tat org.apache.spark.x",
      "CheckpointIncompatible: the checkpoint holds task state of format 1; this streamjoin reads and writes format 2. "
      "Reset the query and backfill it"),
+    # a task that produces its own results (TaskSink) and misses an acknowledgement
+    ("org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 3.0 failed\n"
+     "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+     '  File "rdkafka.py", line 99, in _send\n'
+     "streamjoin.kafka.rdkafka.ProduceFailed: 1 of 5 records were not acknowledged, e.g. out[1]: Broker: "
+     "Message size too large\nRuntimeError: an unrelated later line",
+     "ProduceFailed: 1 of 5 records were not acknowledged, e.g. out[1]: Broker: Message size too large"),
     ("org.apache.spark.SparkException: Job aborted\nCaused by: java.io.IOException\nValueError: bad thing",
      "ValueError: bad thing"),
     ("something odd happened", "something odd happened"),
