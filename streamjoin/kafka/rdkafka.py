@@ -77,10 +77,11 @@ def _id_prefix(writer_id: str, batch_id, task: int) -> bytes:
     return f"{writer_id}:{batch_id if batch_id is not None else 'batch'}:{task}.".encode()
 
 
-Columns = Callable[[Callable[[str], int]], Iterable["_Columns"]]  # given a topic's partition count
+# A write's rows as _Columns, given how to look up a topic's partition count.
+RowSource = Callable[[Callable[[str], int]], Iterable["_Columns"]]
 
 
-def _send(client_config: dict, columns: Columns, epoch_zero: bool, task: int) -> int:
+def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int) -> int:
     if epoch_zero:
         return _send_with_kafka_python(client_config, columns, task)
     failures: list[str] = []
@@ -123,10 +124,10 @@ def _send(client_config: dict, columns: Columns, epoch_zero: bool, task: int) ->
 
 
 class _Columns(NamedTuple):
-    """The rows of one Arrow batch, column by column (no object per row). partitions: None where
-    Kafka's partitioner places a keyed row. timestamps: epoch ms, None where none is given.
-    headers: the given (key, value) pairs of each row, None for none. replay_ids: the value of
-    each row's replay header."""
+    """Rows of a write (an Arrow batch, or a task's results), column by column (no object per
+    row). partitions: None where Kafka's partitioner places a keyed row. timestamps: epoch ms,
+    None where none is given. headers: the given (key, value) pairs of each row, None for none.
+    replay_ids: the value of each row's replay header."""
 
     topics: list
     values: list
@@ -181,7 +182,7 @@ def _epoch_ms(batch: pa.RecordBatch) -> pa.Array:
     return stamps.cast(pa.timestamp("ms", tz=stamps.type.tz), safe=False).cast(pa.int64())
 
 
-def _send_with_kafka_python(client_config: dict, columns: Columns, task: int) -> int:
+def _send_with_kafka_python(client_config: dict, columns: RowSource, task: int) -> int:
     # Imported here: every Spark write task imports this module, and kafka-python (~0.85 s a
     # Python worker) is needed only by this rare fallback.
     from streamjoin.kafka import producer as kafka_python
