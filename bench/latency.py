@@ -193,9 +193,13 @@ def main() -> None:
             time.sleep(2)
             idle_cost(running)
             loaded, read_before = running.last_batch(), running.report.input_rows
+            seconds_before = dict(running.report.seconds)
             since = int(time.time() * 1000)
             seen = measure(bench, running.clicks_topic, running.output, steady, args.rate, since, timeout_s=30)
-            steady_report(args, seen, since, len(steady), batches_after(running, loaded, read_before, len(steady)))
+            batches = batches_after(running, loaded, read_before, len(steady))
+            steady_report(args, seen, since, len(steady), batches)
+            if batches:
+                batch_profile(running, batches, seconds_before)
             few_records(bench, running, few, args.rounds)
         finally:
             running.query.stop()
@@ -254,20 +258,26 @@ def few_records(bench: Bench, running: Running, records: list, rounds: int) -> N
             print(f"  round {round_ + 1}: only {len(seen)} of {FEW} outputs in 10 s")
     batches = batches_after(running, before, read_before, FEW * rounds, timeout_s=10)
     if batches:
-        phases: dict[str, float] = {}
-        for batch in batches:
-            for phase, ms in batch.durationMs.items():
-                phases[phase] = phases.get(phase, 0) + ms / len(batches)
-        print(f"  their {len(batches)} micro-batches, mean per phase: " + ", ".join(
-            f"{phase} {ms / 1000:.3f} s" for phase, ms in sorted(phases.items(), key=lambda kv: -kv[1])))
-        # Inside addBatch: the driver's laps and the tasks' stages (summed over the tasks).
-        spent = {stage: (total - seconds_before.get(stage, 0.0)) / len(batches)
-                 for stage, total in running.report.seconds.items()}
-        print("  inside them, mean per batch: " + ", ".join(
-            f"{stage} {spent[stage] * 1000:.0f} ms" for stage in sorted(spent, key=lambda s: -spent[s])
-            if spent[stage] >= 0.0005))
-        print("  " + state_store_line(batches))
+        batch_profile(running, batches, seconds_before)
         print("  " + round_phases(spans, batches))
+
+
+def batch_profile(running: Running, batches: list, seconds_before: dict) -> None:
+    """Where `batches` spent their time, mean per batch: Spark's phases; inside addBatch, the
+    driver's laps and the tasks' stages (summed over the tasks, from the run's report since
+    `seconds_before`); the stateful step's state store."""
+    phases: dict[str, float] = {}
+    for batch in batches:
+        for phase, ms in batch.durationMs.items():
+            phases[phase] = phases.get(phase, 0) + ms / len(batches)
+    print(f"  their {len(batches)} micro-batches, mean per phase: " + ", ".join(
+        f"{phase} {ms / 1000:.3f} s" for phase, ms in sorted(phases.items(), key=lambda kv: -kv[1])))
+    spent = {stage: (total - seconds_before.get(stage, 0.0)) / len(batches)
+             for stage, total in running.report.seconds.items()}
+    print("  inside them, mean per batch: " + ", ".join(
+        f"{stage} {spent[stage] * 1000:.0f} ms" for stage in sorted(spent, key=lambda s: -spent[s])
+        if spent[stage] >= 0.0005))
+    print("  " + state_store_line(batches))
 
 
 def state_store_line(batches: list) -> str:
