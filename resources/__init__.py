@@ -35,14 +35,15 @@ PYTHON_CONF = ("spark.pyspark.python", "spark.pyspark.driver.python")
 
 def spark_config(settings: Settings | None = None, app_name: str = "streamjoin") -> dict:
     """The engine's Spark settings as a `PySparkResource`/`LazyPySparkResource` `spark_config`:
-    `CONF` (RocksDB state store, 2 shuffle partitions, UTC, Arrow, ...), the master
+    `CONF` (RocksDB state store, 2 shuffle partitions, UTC, Arrow, ...) with any driver JVM
+    options of the settings, the master
     (`Settings.spark_master`, else `local[2]`), the app name, and this interpreter for Python
     workers (the venv where streamjoin is installed)."""
-    from streamjoin.spark.session import CONF, python_environment
+    from streamjoin.spark.session import python_environment, session_conf
 
     settings = settings or Settings.from_env()
     python = python_environment()["PYSPARK_PYTHON"]
-    return {**CONF, "spark.master": settings.spark_master or "local[2]",
+    return {**session_conf(settings), "spark.master": settings.spark_master or "local[2]",
             "spark.app.name": app_name, "spark.log.level": "WARN",
             **{key: python for key in PYTHON_CONF}}
 

@@ -42,6 +42,9 @@ class Settings:
     # A continuous query's micro-batch cadence: an idle trigger only asks Kafka for new offsets,
     # so a short one costs little and bounds how long a new record waits for its batch.
     trigger_interval_ms: int = 200
+    # Extra JVM options for a Spark driver this process launches (local mode: the executors too);
+    # e.g. `QUICK_START_JAVA_OPTIONS` for sessions that run many small queries and end.
+    spark_driver_java_options: str | None = None
 
     @property
     def delta_root(self) -> Path:
@@ -61,5 +64,6 @@ class Settings:
             kafka_timeout_s=float(env.get("STREAMJOIN_KAFKA_TIMEOUT_S") or 10.0),
             on_data_loss=(env.get("STREAMJOIN_ON_DATA_LOSS") or "fail").lower(),
             trigger_interval_ms=int(env.get("STREAMJOIN_TRIGGER_INTERVAL_MS") or 200),
+            spark_driver_java_options=env.get("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS") or None,
             **security,
         )

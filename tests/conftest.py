@@ -23,15 +23,17 @@ from tests.paths import CONFORMANCE
 
 @pytest.fixture(scope="session", autouse=True)
 def streamjoin_home(tmp_path_factory) -> Path:
-    """A per-session STREAMJOIN_HOME so tests never touch ./var (broker state, checkpoints)."""
+    """A per-session STREAMJOIN_HOME so tests never touch ./var (broker state, checkpoints). Every
+    Spark driver the tests start (here, or in a Dagster run's own process) takes the quick JIT
+    tier unless the environment names JVM options: the suite runs hundreds of small queries."""
+    from streamjoin.spark.session import QUICK_START_JAVA_OPTIONS
+
     home = tmp_path_factory.mktemp("streamjoin_home")
-    previous = os.environ.get("STREAMJOIN_HOME")
-    os.environ["STREAMJOIN_HOME"] = str(home)
-    yield home
-    if previous is None:
-        os.environ.pop("STREAMJOIN_HOME", None)
-    else:
-        os.environ["STREAMJOIN_HOME"] = previous
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("STREAMJOIN_HOME", str(home))
+        if not os.environ.get("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS"):
+            env.setenv("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS", QUICK_START_JAVA_OPTIONS)
+        yield home
 
 
 @pytest.fixture(scope="session")
