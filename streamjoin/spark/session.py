@@ -45,9 +45,9 @@ CONF = {
 
 
 # For a session that runs many small queries and ends (case runs, the test suite): the JVM stops
-# at its quick JIT tier (C1). Measured on 2 cores, 38 conformance cases at 4 at a time: the
-# optimizing tier's compiler threads were half of the JVM's CPU (43.6 of 88 CPU-s), the run took
-# 81 s instead of 102. A long-running query keeps the default: its hot loops repay C2's compiles.
+# at its quick JIT tier (C1). Measured on 2 cores, conformance cases 3 at a time: the optimizing
+# tier's compiler threads were half of the JVM's CPU (43.6 of 88 CPU-s), and 44 cases took
+# 95-112 s instead of 114-127 s. A long-running query keeps the default: its hot loops repay C2.
 QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
