@@ -35,10 +35,9 @@ PYTHON_CONF = ("spark.pyspark.python", "spark.pyspark.driver.python")
 
 def spark_config(settings: Settings | None = None, app_name: str = "streamjoin") -> dict:
     """The engine's Spark settings as a `PySparkResource`/`LazyPySparkResource` `spark_config`:
-    `CONF` (RocksDB state store, 2 shuffle partitions, UTC, Arrow, ...) with any driver JVM
-    options of the settings, the master
-    (`Settings.spark_master`, else `local[2]`), the app name, and this interpreter for Python
-    workers (the venv where streamjoin is installed)."""
+    `CONF` (RocksDB state store, 2 shuffle partitions, UTC, Arrow, ...) with the settings' driver
+    JVM options (`session_conf`), the master (`Settings.spark_master`, else `local[2]`), the app
+    name, and this interpreter for Python workers (the venv where streamjoin is installed)."""
     from streamjoin.spark.session import python_environment, session_conf
 
     settings = settings or Settings.from_env()
