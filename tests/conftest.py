@@ -11,7 +11,6 @@ expensive ones, so it starts neither the broker nor Spark.
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from pathlib import Path
@@ -26,13 +25,14 @@ def streamjoin_home(tmp_path_factory) -> Path:
     """A per-session STREAMJOIN_HOME so tests never touch ./var (broker state, checkpoints). Every
     Spark driver the tests start (here, or in a Dagster run's own process) takes the quick JIT
     tier unless the environment names JVM options: the suite runs hundreds of small queries."""
-    from streamjoin.spark.session import QUICK_START_JAVA_OPTIONS
+    from streamjoin.settings import Settings
+    from streamjoin.spark.session import short_lived
 
     home = tmp_path_factory.mktemp("streamjoin_home")
     with pytest.MonkeyPatch.context() as env:
         env.setenv("STREAMJOIN_HOME", str(home))
-        if not os.environ.get("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS"):
-            env.setenv("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS", QUICK_START_JAVA_OPTIONS)
+        env.setenv("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS",
+                   short_lived(Settings.from_env()).spark_driver_java_options)
         yield home
 
 

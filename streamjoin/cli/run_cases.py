@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 
 
 def register(subparsers) -> None:
@@ -26,15 +25,13 @@ def run(args) -> int:
     from streamjoin.settings import Settings
     from streamjoin.runner.local import LocalCaseRunner
     from streamjoin.runner.run import CaseRunner
-    from streamjoin.spark.session import QUICK_START_JAVA_OPTIONS, get_spark
+    from streamjoin.spark.session import get_spark, short_lived
 
     cases = [c for c in load_cases(args.paths) if not args.only or c.id.startswith(tuple(args.only))]
     if args.local:
         runner = LocalCaseRunner()
     else:
-        settings = Settings.from_env()
-        if settings.spark_driver_java_options is None:  # a case run is many small queries, then ends
-            settings = replace(settings, spark_driver_java_options=QUICK_START_JAVA_OPTIONS)
+        settings = short_lived(Settings.from_env())  # a case run is many small queries, then ends
         runner = CaseRunner(get_spark(settings, "streamjoin-cases"), ensure_bootstrap(settings), settings)
     passed = failed = 0
     try:

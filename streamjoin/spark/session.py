@@ -8,6 +8,7 @@ import itertools
 import os
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pyspark
@@ -49,6 +50,14 @@ CONF = {
 # tier's compiler threads were half of the JVM's CPU (43.6 of 88 CPU-s), and 44 cases took
 # 95-112 s instead of 114-127 s. A long-running query keeps the default: its hot loops repay C2.
 QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def short_lived(settings: Settings) -> Settings:
+    """`settings` for a session that runs many small queries and ends: the quick JIT tier, unless
+    they name JVM options of their own."""
+    if settings.spark_driver_java_options:
+        return settings
+    return replace(settings, spark_driver_java_options=QUICK_START_JAVA_OPTIONS)
 
 
 def session_conf(settings: Settings) -> dict[str, str]:
