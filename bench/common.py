@@ -103,7 +103,7 @@ def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dic
     peer's input). Returns the number of records acknowledged; raises if any was not."""
     from confluent_kafka import Producer
 
-    from streamjoin.kafka.rdkafka import rdkafka_config
+    from streamjoin.kafka.client import rdkafka_config
     from streamjoin.kafka.records import place
     from streamjoin.runtime.compiler import source_serde
 

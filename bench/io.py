@@ -1,8 +1,8 @@
-"""I/O benchmark: how much of raw kafka-python read speed the Spark source keeps.
+"""I/O benchmark: how much of raw librdkafka read speed the Spark source keeps.
 
 Produces RECORDS records to a 2-partition topic on the embedded broker (or
 STREAMJOIN_KAFKA_BOOTSTRAP), then reads them twice in the same run:
-  1. raw kafka-python: one consumer, assign() + poll() over both partitions;
+  1. raw librdkafka, as the source's read tasks read (`rdkafka.read_range`), partition by partition;
   2. the streamjoin_kafka Spark source, availableNow into the no-op sink (after a small warm-up
      query, so Python worker start-up is not counted).
 Prints both rates and their ratio. Usage: python bench/io.py [RECORDS]
@@ -15,12 +15,10 @@ import tempfile
 import time
 import uuid
 
-from kafka import TopicPartition
-
 from streamjoin.kafka.embedded import ensure_bootstrap
 from streamjoin.settings import Settings
 from streamjoin.kafka.client import kafka_client_config
-from streamjoin.kafka import admin, offsets
+from streamjoin.kafka import admin, rdkafka
 from streamjoin.kafka.records import OutRecord
 
 PARTITIONS = 2
@@ -37,18 +35,13 @@ def produce(bootstrap: str, topic: str, count: int) -> float:
 
 
 def raw_read_rate(bootstrap: str, topic: str, count: int) -> float:
-    consumer = offsets.data_consumer(kafka_client_config(bootstrap=bootstrap))
-    try:
-        tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-        started = time.perf_counter()
-        consumer.assign(tps)
-        consumer.seek_to_beginning()
-        seen = 0
-        while seen < count:
-            seen += sum(len(batch) for batch in consumer.poll(timeout_ms=1000).values())
-        return count / (time.perf_counter() - started)
-    finally:
-        consumer.close()
+    config = kafka_client_config(bootstrap=bootstrap)
+    ends = admin.end_offsets(bootstrap, topic)
+    started = time.perf_counter()
+    seen = sum(len(messages) for partition in range(PARTITIONS)
+               for messages in rdkafka.read_range(config, topic, partition, 0, ends[partition]))
+    assert seen == count, (seen, count)
+    return count / (time.perf_counter() - started)
 
 
 def spark_read_rate(spark, bootstrap: str, topic: str, count: int,
@@ -76,7 +69,7 @@ def main(count: int) -> None:
     produced = produce(bootstrap, topic, count)
     print(f"produce (kafka-python, murmur2 partitioning): {produced:>9,.0f} rec/s")
     raw = raw_read_rate(bootstrap, topic, count)
-    print(f"raw kafka-python read (assign+poll):          {raw:>9,.0f} rec/s")
+    print(f"raw librdkafka read (read_range):            {raw:>9,.0f} rec/s")
 
     from streamjoin.spark.session import get_spark
 

@@ -121,7 +121,7 @@ def encoded_clicks(catalog, count: int, users: int, seed: int) -> list:
 def measure(bench: Bench, topic: str, output: str, records: list, rate: float, since_ms: int,
             timeout_s: float) -> list[tuple[int, float]]:
     """Produce `records` at `rate` while a consumer reads `output`: (timestamp, read time) pairs."""
-    from streamjoin.kafka.rdkafka import rdkafka_config
+    from streamjoin.kafka.client import rdkafka_config
 
     config = rdkafka_config(bench.client_config)
     spawn = multiprocessing.get_context("spawn")

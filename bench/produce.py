@@ -45,7 +45,7 @@ def bare_loop(client_config: dict, table: pa.Table) -> float:
     """Seconds for librdkafka to take the same records from the simplest Python loop."""
     from confluent_kafka import Producer
 
-    from streamjoin.kafka.rdkafka import rdkafka_config
+    from streamjoin.kafka.client import rdkafka_config
 
     producer = Producer({**rdkafka_config(client_config), "acks": "all", "linger.ms": 20,
                          "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000})

@@ -16,12 +16,12 @@ from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from kafka import TopicPartition
 
 from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
 from streamjoin.app.project import Query
 from streamjoin.delta.tables import replace_range
 from streamjoin.kafka import admin, offsets
+from streamjoin.kafka.offsets import TopicPartition
 from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_options
 from streamjoin.kafka.embedded import ensure_bootstrap
 from streamjoin.plan import nodes as P

@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextlib import contextmanager, suppress
 from typing import Iterable, Iterator
 
+from confluent_kafka import Message
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
@@ -14,6 +15,7 @@ from streamjoin.settings import Settings
 from streamjoin.kafka.client import kafka_client_config
 from streamjoin.kafka import offsets
 from streamjoin.kafka.producer import bulk_producer, send_all
+from streamjoin.kafka.rdkafka import read_range
 from streamjoin.kafka.records import ConsumedRecord, OutRecord
 
 
@@ -63,42 +65,30 @@ def list_topics(bootstrap: str, settings: Settings | None = None) -> list[str]:
 def partition_counts(bootstrap: str, topics: list[str], settings: Settings | None = None,
                      missing_ok: bool = False) -> dict[str, int]:
     """{topic: partition count}; missing topics raise ValueError unless missing_ok (then absent)."""
-    consumer = offsets.offset_consumer(_config(bootstrap, settings))
-    try:
-        counts = {}
-        known = offsets.partitions_of(consumer, topics)
-        for topic in topics:
-            partitions = known[topic]
-            if partitions:
-                counts[topic] = len(partitions)
-            elif not missing_ok:
-                raise ValueError(f"Kafka topic {topic!r} does not exist")
-        return counts
-    finally:
-        consumer.close()
+    with offsets.OffsetClient(_config(bootstrap, settings)) as client:
+        known = client.partitions_of(topics)
+    counts = {}
+    for topic in topics:
+        if known[topic]:
+            counts[topic] = len(known[topic])
+        elif not missing_ok:
+            raise ValueError(f"Kafka topic {topic!r} does not exist")
+    return counts
 
 
 def end_offsets(bootstrap: str, topic: str, settings: Settings | None = None) -> dict[int, int]:
     """{partition: log end offset (next offset to be written)}, exact on Tansu too."""
-    consumer = offsets.offset_consumer(_config(bootstrap, settings))
-    try:
-        tps = offsets.topic_partitions(consumer, [topic])
-        return {tp.partition: end for tp, end in offsets.log_end_offsets(consumer, tps).items()}
-    finally:
-        consumer.close()
+    with offsets.OffsetClient(_config(bootstrap, settings)) as client:
+        return {tp.partition: end for tp, end in client.ends(client.topic_partitions([topic])).items()}
 
 
 def log_ranges(bootstrap: str, topics: list[str], settings: Settings | None = None) -> tuple[dict, dict]:
     """({TopicPartition: first offset}, {TopicPartition: log end offset}) of every partition of
     `topics` that exist; the end is exact on Tansu too."""
-    consumer = offsets.offset_consumer(_config(bootstrap, settings))
-    try:
-        known = offsets.partitions_of(consumer, topics)
-        existing = [t for t in topics if known[t]]
-        tps = offsets.topic_partitions(consumer, existing)
-        return offsets.beginning_offsets(consumer, tps), offsets.log_end_offsets(consumer, tps)
-    finally:
-        consumer.close()
+    with offsets.OffsetClient(_config(bootstrap, settings)) as client:
+        known = client.partitions_of(topics)
+        tps = client.topic_partitions([t for t in topics if known[t]])
+        return client.beginnings(tps), client.ends(tps)
 
 
 def produce(bootstrap: str, topic: str, records: Iterable[OutRecord],
@@ -115,23 +105,18 @@ def produce(bootstrap: str, topic: str, records: Iterable[OutRecord],
 def read_all(bootstrap: str, topic: str, settings: Settings | None = None) -> list[ConsumedRecord]:
     """Every record of `topic` up to the current end offsets, partition by partition."""
     config = _config(bootstrap, settings)
-    consumer = offsets.offset_consumer(config)
-    try:
-        tps = offsets.topic_partitions(consumer, [topic])
-        starts = offsets.beginning_offsets(consumer, tps)
-        ends = offsets.log_end_offsets(consumer, tps)
-    finally:
-        consumer.close()
-    reader = offsets.data_consumer(config)
-    try:
-        return [consumed(record) for tp in tps
-                for record in offsets.read_range(reader, tp, starts[tp], ends[tp])]
-    finally:
-        reader.close()
+    with offsets.OffsetClient(config) as client:
+        tps = client.topic_partitions([topic])
+        starts, ends = client.beginnings(tps), client.ends(tps)
+    return [consumed(message) for tp in tps
+            for messages in read_range(config, topic, tp.partition, starts[tp], ends[tp])
+            for message in messages]
 
 
-def consumed(record) -> ConsumedRecord:
-    """ConsumedRecord from a kafka-python ConsumerRecord."""
-    return ConsumedRecord(topic=record.topic, partition=record.partition, offset=record.offset,
-                          key=record.key, value=record.value, timestamp_ms=record.timestamp,
-                          timestamp_type=record.timestamp_type, headers=tuple(record.headers))
+def consumed(message: Message) -> ConsumedRecord:
+    """ConsumedRecord from a librdkafka Message."""
+    kind, timestamp = message.timestamp()
+    return ConsumedRecord(topic=message.topic(), partition=message.partition(), offset=message.offset(),
+                          key=message.key(), value=message.value(), timestamp_ms=timestamp,
+                          timestamp_type=max(kind - 1, 0),  # librdkafka: 1 create time, 2 log-append time
+                          headers=tuple(message.headers() or ()))

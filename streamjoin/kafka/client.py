@@ -1,5 +1,5 @@
 """The one place that turns engine settings into Kafka client configuration, so every
-kafka-python client and every Spark Kafka option set agrees; and the check that the brokers
+kafka-python and librdkafka client and every Spark Kafka option set agrees; and the check that the brokers
 answer at all, so an outage reads as one line naming them."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from typing import Mapping
 from streamjoin.settings import SECURITY, Settings
 
 _TIMEOUT_OPTION = "kafka.bootstrap.timeout.ms"
+_KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",
+                     "sasl_plain_username": "sasl.username", "sasl_plain_password": "sasl.password"}
 
 
 class KafkaUnreachable(ConnectionError):
@@ -34,6 +36,15 @@ def kafka_client_config(settings: Settings | None = None, bootstrap: str | None 
     for field, _, kwarg in SECURITY:
         if getattr(settings, field):
             config[kwarg] = getattr(settings, field)
+    return config
+
+
+def rdkafka_config(client_config: dict) -> dict:
+    """librdkafka configuration from kafka-python keyword arguments (`kafka_client_config`)."""
+    config = {"bootstrap.servers": ",".join(client_config["bootstrap_servers"]), "log_level": 3}
+    if "bootstrap_timeout_ms" in client_config:
+        config["socket.connection.setup.timeout.ms"] = client_config["bootstrap_timeout_ms"]
+    config.update({_KWARG_TO_RDKAFKA[k]: v for k, v in client_config.items() if k in _KWARG_TO_RDKAFKA})
     return config
 
 

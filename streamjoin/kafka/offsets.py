@@ -1,190 +1,182 @@
-"""Consumer-level offset work shared by the admin helpers and the Spark source: log end offsets
-that are correct on Tansu, timestamp -> offset lookup that is correct on Tansu, and reading an
-exact offset range of one partition.
+"""Consumer-level offset work shared by the admin helpers and the Spark source, on librdkafka: the
+partitions of named topics, log start and end offsets that are correct on Tansu, and timestamp ->
+offset lookups that are correct on Tansu.
 
 Tansu quirks handled here (harmless on real Kafka):
-- ListOffsets(LATEST) answers the base offset of the last record batch, not the log end. We seek
-  there and fetch once: the Fetch response carries the true high watermark.
+- ListOffsets(LATEST) answers an offset behind the log end (one past the base offset of the last
+  record batch; under load, thousands of records behind). We fetch from there: the fetch
+  response carries the true end (its high watermark).
 - ListOffsets(timestamp) answers by append time, ignoring record timestamps. We check the answer
   against the record it points to and otherwise scan for the first record at or after the time.
 
-kafka-python is imported by the functions that make its objects, not here: the Spark source's
-read tasks import this module (for the data-loss policy, `recover`) and never look an offset up.
+Why librdkafka (it was kafka-python): the planning process of every Spark query start looks its
+offsets up here, and kafka-python's import and pure-Python decoding were ~0.35-0.47 CPU-s of it
+against ~0.15 on librdkafka (docs/operations.md).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import Mapping, NamedTuple
 
-if TYPE_CHECKING:
-    from kafka import KafkaConsumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as RdTopicPartition
 
-STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
-_POLL_MS = 200
-# A poll waits out its whole timeout for a high watermark that is already on its way (seen: every
-# 200 ms poll took 200 ms); short polls return it in ~25-40 ms, and every micro-batch waits for it.
-_HIGHWATER_POLL_MS = 10
+from streamjoin.kafka.client import rdkafka_config
 
-
-# Offsets we seek to are never silently replaced: reading a range whose records were deleted
-# (retention) raises OffsetOutOfRangeError, like Spark's Kafka source with failOnDataLoss=true.
-_NO_RESET = {"enable_auto_commit": False, "group_id": None, "auto_offset_reset": "none"}
-
-
-def offset_consumer(client_config: dict) -> KafkaConsumer:
-    """A consumer for metadata and offset lookups: no group, small fetches."""
-    from kafka import KafkaConsumer  # kafka-python: see the module doc
-
-    # fetch_max_wait_ms: a fetch at the log end must answer at once (it carries the high watermark).
-    return KafkaConsumer(**client_config, **_NO_RESET,
-                         max_partition_fetch_bytes=1024, fetch_max_bytes=64 * 1024,
-                         fetch_max_wait_ms=10)
+STALL_TIMEOUT_S = 30.0  # no answer or progress for this long -> error
+_EARLIEST, _LATEST = -2, -1  # ListOffsets' special timestamps
+_OUT_OF_RANGE = (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
+_LOOKUP_CONFIG = {"group.id": "streamjoin-offsets", "enable.auto.commit": False}
+# A fetch at the log end must answer at once: it is what carries the end.
+_FETCH_CONFIG = {**_LOOKUP_CONFIG, "auto.offset.reset": "error", "fetch.wait.max.ms": 10,
+                 "max.partition.fetch.bytes": 64 * 1024}
 
 
-def data_consumer(client_config: dict) -> KafkaConsumer:
-    """A consumer for bulk reads: no group, large fetches."""
-    from kafka import KafkaConsumer  # kafka-python: see the module doc
-    from kafka.record import util as record_util
+class TopicPartition(NamedTuple):
+    """One partition of a topic; a plain tuple, as kafka-python's is, so either keys a dict."""
 
-    # kafka-python checks each batch's CRC32C in pure Python unless the `crc32c` C extension is
-    # installed; that check alone took a third of the read time. Without the extension we rely on
-    # TCP checksums in transit (the broker validated the CRC when the batch was produced).
-    check_crcs = record_util.crc32c_c is not None
-    return KafkaConsumer(**client_config, **_NO_RESET, max_poll_records=20_000,
-                         fetch_max_bytes=64 * 1024 * 1024, max_partition_fetch_bytes=16 * 1024 * 1024,
-                         receive_buffer_bytes=4 << 20, check_crcs=check_crcs)
+    topic: str
+    partition: int
 
 
-def topic_partitions(consumer: KafkaConsumer, topics: list[str]) -> list[TopicPartition]:
-    """All partitions of `topics`, in topic order then partition order."""
-    from kafka import TopicPartition  # kafka-python: see the module doc
+class OffsetClient:
+    """Metadata and offset lookups on one librdkafka consumer that joins no group and commits
+    nothing. Not thread-safe; close it (or use it as a context manager)."""
 
-    result = []
-    known = partitions_of(consumer, topics)
-    for topic in topics:
-        partitions = known[topic]
-        if not partitions:
-            raise ValueError(f"Kafka topic {topic!r} does not exist")
-        result.extend(TopicPartition(topic, p) for p in sorted(partitions))
-    return result
+    def __init__(self, client_config: dict) -> None:
+        self.client_config = client_config
+        self._consumer = Consumer({**rdkafka_config(client_config), **_LOOKUP_CONFIG})
 
+    def __enter__(self) -> OffsetClient:
+        return self
 
-def partitions_of(consumer: KafkaConsumer, topics: list[str]) -> dict[str, set[int]]:
-    """{topic: its partition ids}, empty for a topic that does not exist; the broker is asked
-    about these topics alone.
+    def __exit__(self, *_) -> None:
+        self.close()
 
-    Why: kafka-python's `partitions_for_topic` asks for the metadata of every topic in the cluster
-    whenever one is not in its cache. Decoding such answers grows with the cluster: on a broker
-    with ~1,500 topics (one that has served many runs of cases) they were most of the
-    driver's CPU in a run of cases (with the answer each client's start gets, which this does not
-    avoid: Tansu quirks in docs/operations.md). The topics found are added to those the consumer
-    tracks, so its periodic refresh asks for them and no others (Tansu answers a request for no
-    topics with all of them); a missing one is not tracked, or the refresh would retry it."""
-    from kafka.errors import UnknownTopicOrPartitionError
+    def close(self) -> None:
+        self._consumer.close()
 
-    cluster = consumer._cluster  # kafka-python 3.0 (pinned) has no public call for this
-    missing = {topic for topic in topics if cluster.partitions_for_topic(topic) is None}
-    if missing:
-        # Asking about a missing topic by name must not create it (Tansu and Kafka would, by
-        # default); kafka-python 3.0 does not pass the consumer's own setting on to its metadata.
-        cluster.config["allow_auto_create_topics"] = False
-        if cluster.metadata_refresh_in_progress:  # an answer already on its way lacks `missing`
-            consumer._net.run(consumer._manager.wait_for, cluster.request_update(), None)
-        # The answer replaces what the consumer knew: it must name every topic asked about here.
-        cluster.set_topics(cluster._topics | set(topics))
-        try:
-            consumer._net.run(consumer._manager.wait_for, cluster.request_update(), None)
-        except UnknownTopicOrPartitionError:
-            pass  # the only topic asked for is missing: the answer was applied all the same
-        cluster._topics -= {topic for topic in missing if cluster.partitions_for_topic(topic) is None}
-    return {topic: set(cluster.partitions_for_topic(topic) or ()) for topic in topics}
+    def partitions_of(self, topics: list[str]) -> dict[str, set[int]]:
+        """{topic: its partition ids}, empty for a topic that does not exist. The broker is asked
+        about each topic by name (never about all of its topics: on a broker that has served many
+        runs of cases, decoding such answers was most of a driver's CPU), and asking does not create
+        a missing one (a consumer's `allow.auto.create.topics` is false)."""
+        found = {}
+        for topic in topics:
+            metadata = self._consumer.list_topics(topic, timeout=STALL_TIMEOUT_S).topics.get(topic)
+            found[topic] = set(metadata.partitions) if metadata is not None else set()
+        return found
 
+    def topic_partitions(self, topics: list[str]) -> list[TopicPartition]:
+        """All partitions of `topics`, in topic order then partition order."""
+        known = self.partitions_of(topics)
+        result = []
+        for topic in topics:
+            if not known[topic]:
+                raise ValueError(f"Kafka topic {topic!r} does not exist")
+            result.extend(TopicPartition(topic, p) for p in sorted(known[topic]))
+        return result
 
-def beginning_offsets(consumer: KafkaConsumer, tps: list[TopicPartition]) -> dict:
-    return dict(consumer.beginning_offsets(tps)) if tps else {}
+    def beginnings(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """{tp: offset of its first record (the log end when it holds none)}."""
+        return self._listed(tps, _EARLIEST)
 
+    def ends(self, tps: list[TopicPartition], known: dict | None = None) -> dict[TopicPartition, int]:
+        """{tp: offset of the next record to be written}, exact on Tansu too (see module doc).
 
-def log_end_offsets(consumer: KafkaConsumer, tps: list[TopicPartition], known: dict | None = None) -> dict:
-    """{tp: offset of the next record to be written}, exact on Tansu too (see module doc).
+        `known` (tp -> (listed offset, end), kept by the caller between calls and updated here)
+        skips the fetch for a partition whose listed offset has not moved since: its log has not
+        grown. A fetch costs a consumer's start and a round trip (~4 ms of CPU), in every trigger
+        of an idle query otherwise."""
+        if not tps:
+            return {}
+        listed = self._listed(tps, _LATEST)
+        known = {} if known is None else known
+        moved = {tp: listed[tp] for tp in tps if known.get(tp, (None, None))[0] != listed[tp]}
+        if moved:
+            found = self._fetch_ends(moved)
+            known.update({tp: (listed[tp], max(listed[tp], found[tp])) for tp in moved})
+        return {tp: known[tp][1] for tp in tps}
 
-    `known` (tp -> (listed offset, end), kept by the caller between calls and updated here) skips
-    the fetch for a partition whose listed offset has not moved since: its log has not grown. The
-    fetch decodes the whole batch at the listed offset in Python, thousands of records for a
-    bulk-loaded topic: 0.3 s in every trigger of an idle query over such a table."""
-    if not tps:
-        return {}
-    listed = consumer.end_offsets(tps)
-    known = {} if known is None else known
-    moved = [tp for tp in tps if known.get(tp, (None, None))[0] != listed[tp]]
-    if moved:
-        consumer.assign(moved)
-        for tp in moved:
-            consumer.seek(tp, listed[tp])
-            # Forget the high watermark of an earlier call so we wait for a fresh fetch response
-            # (kafka-python has no public API for this).
-            consumer._subscription.assignment[tp].highwater = None
+    def for_timestamp(self, tps: list[TopicPartition], timestamp_ms: int,
+                      ends: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """{tp: earliest offset whose record timestamp >= timestamp_ms}, or its end if none."""
+        from confluent_kafka.admin import AdminClient, OffsetSpec  # backfills only: not every query start
+
+        admin = AdminClient(rdkafka_config(self.client_config))
+        futures = admin.list_offsets({RdTopicPartition(tp.topic, tp.partition): OffsetSpec.for_timestamp(timestamp_ms)
+                                      for tp in tps}, request_timeout=STALL_TIMEOUT_S)
+        hints = {TopicPartition(rd.topic, rd.partition): future.result() for rd, future in futures.items()}
+        starts = self.beginnings(tps)
+        result = {}
+        for tp in tps:
+            hint = hints[tp]
+            if not starts[tp] <= hint.offset < ends[tp]:
+                result[tp] = ends[tp] if hint.offset < 0 else self._scan(tp, starts[tp], ends[tp], timestamp_ms)
+            elif self._timestamp_at(tp, hint.offset) == hint.timestamp:
+                result[tp] = hint.offset  # the broker indexes record timestamps: trust it
+            else:
+                result[tp] = self._scan(tp, starts[tp], ends[tp], timestamp_ms)
+        return result
+
+    def _listed(self, tps: list[TopicPartition], which: int) -> dict[TopicPartition, int]:
+        if not tps:
+            return {}
+        answers = self._consumer.offsets_for_times([RdTopicPartition(tp.topic, tp.partition, which) for tp in tps],
+                                                   timeout=STALL_TIMEOUT_S)
+        for answer in answers:
+            if answer.error is not None:
+                raise KafkaException(answer.error)
+        return {TopicPartition(a.topic, a.partition): a.offset for a in answers}
+
+    def _fetch_ends(self, listed: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """{tp: the high watermark of a fetch response from the listed offset}: every response
+        carries it, one with records or without. The fetches run on a consumer of their own, new
+        for the call, so any high watermark it holds came from them. (One consumer assigning and
+        dropping the same partitions call after call held watermarks of earlier calls, and
+        librdkafka tells of a response without records only when it reaches the end.) 0 for a
+        partition whose log holds nothing at the listed offset: the listed end stands."""
+        consumer = Consumer({**rdkafka_config(self.client_config), **_FETCH_CONFIG})
+        consumer.assign([RdTopicPartition(tp.topic, tp.partition, offset) for tp, offset in listed.items()])
+        ends: dict[TopicPartition, int] = {}
         deadline = time.monotonic() + STALL_TIMEOUT_S
-        while any(consumer.highwater(tp) is None for tp in moved):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no fetch response for {moved} within {STALL_TIMEOUT_S}s")
-            consumer.poll(timeout_ms=_HIGHWATER_POLL_MS)
-        known.update({tp: (listed[tp], max(listed[tp], consumer.highwater(tp))) for tp in moved})
-    return {tp: known[tp][1] for tp in tps}
+        try:
+            while True:
+                for message in consumer.consume(num_messages=100, timeout=0.005):
+                    error = message.error()
+                    if error is not None and error.code() in _OUT_OF_RANGE:  # nothing at or past it
+                        ends[TopicPartition(message.topic(), message.partition())] = 0
+                    elif error is not None:
+                        raise KafkaException(error)
+                for tp in listed.keys() - ends.keys():
+                    high = consumer.get_watermark_offsets(RdTopicPartition(tp.topic, tp.partition), cached=True)[1]
+                    if high >= 0:
+                        ends[tp] = high
+                if len(ends) == len(listed):
+                    return ends
+                if time.monotonic() > deadline:
+                    missing = sorted(listed.keys() - ends.keys())
+                    raise TimeoutError(f"no fetch response for {missing} within {STALL_TIMEOUT_S:g} s")
+        finally:
+            consumer.close()
 
+    def _timestamp_at(self, tp: TopicPartition, offset: int) -> int | None:
+        from streamjoin.kafka.rdkafka import read_range  # the data path: not for every query start
 
-def offsets_for_timestamp(consumer: KafkaConsumer, tps: list[TopicPartition], timestamp_ms: int,
-                          ends: dict) -> dict:
-    """{tp: earliest offset whose record timestamp >= timestamp_ms}, or the end offset if none."""
-    hints = consumer.offsets_for_times({tp: timestamp_ms for tp in tps})
-    starts = beginning_offsets(consumer, tps)
-    result = {}
-    for tp in tps:
-        hint = hints.get(tp)
-        if hint is None:
-            result[tp] = ends[tp]
-        elif _record_timestamp(consumer, tp, hint.offset, ends[tp]) == hint.timestamp:
-            result[tp] = hint.offset  # the broker indexes record timestamps: trust it
-        else:
-            result[tp] = _scan_for_timestamp(consumer, tp, starts[tp], ends[tp], timestamp_ms)
-    return result
+        for messages in read_range(self.client_config, tp.topic, tp.partition, offset, offset + 1, chunk=1):
+            return messages[0].timestamp()[1]
+        return None
 
+    def _scan(self, tp: TopicPartition, start: int, end: int, timestamp_ms: int) -> int:
+        from streamjoin.kafka.rdkafka import read_range
 
-def _record_timestamp(consumer: KafkaConsumer, tp: TopicPartition, offset: int, end: int):
-    for record in read_range(consumer, tp, offset, min(offset + 1, end)):
-        return record.timestamp
-    return None
-
-
-def _scan_for_timestamp(consumer, tp, start: int, end: int, timestamp_ms: int) -> int:
-    for record in read_range(consumer, tp, start, end):
-        if record.timestamp >= timestamp_ms:
-            return record.offset
-    return end
-
-
-def read_range(consumer: KafkaConsumer, tp: TopicPartition, start: int, end: int) -> Iterator:
-    """kafka-python ConsumerRecords of `tp` with start <= offset < end, in offset order. Offsets
-    may have gaps (transaction markers, compaction); the range ends when the position reaches
-    `end`. Raises TimeoutError if the broker stops delivering before that."""
-    if start >= end:
-        return
-    consumer.assign([tp])
-    consumer.seek(tp, start)
-    last_progress = time.monotonic()
-    while True:
-        batch = consumer.poll(timeout_ms=_POLL_MS).get(tp, ())
-        for record in batch:
-            if record.offset >= end:
-                return
-            yield record
-        if consumer.position(tp) >= end:
-            return
-        if batch:
-            last_progress = time.monotonic()
-        elif time.monotonic() - last_progress > STALL_TIMEOUT_S:
-            raise TimeoutError(f"{tp}: stuck at offset {consumer.position(tp)} before end {end}")
+        for messages in read_range(self.client_config, tp.topic, tp.partition, start, end):
+            for message in messages:
+                if message.timestamp()[1] >= timestamp_ms:
+                    return message.offset()
+        return end
 
 
 # What a reader does when its next offset is not in the log any more (see `DataLoss`).

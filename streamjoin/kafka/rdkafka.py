@@ -1,17 +1,19 @@
 """The data path on librdkafka (confluent-kafka): what reads a query's input records and writes its
-results. The control path (admin, offsets, lag, samples, dead letters) stays on kafka-python
-(`admin`, `offsets`): one client per role.
+results. Offset lookups run on librdkafka too (`offsets.OffsetClient`: every query start makes
+them). kafka-python keeps the rest of the control path: topic administration and the small
+writes of samples, dead letters and tests (`admin`, `producer`).
 
-Why two clients: measured on the embedded broker (2 cores), librdkafka produced ~294k msg/s and
+Why librdkafka here: measured on the embedded broker (2 cores), it produced ~294k msg/s and
 consumed ~193k msg/s from a Python loop; kafka-python produced 12-16k msg/s inside the sink and
 read ~80k msg/s, and its pure-Python partitioner and CRC checks cost more than the network.
 `produce_arrow`, which adds a timestamp and the replay header to every record, sends ~150-250k
 records/s there (`bench/produce.py`).
 
-Both clients take the same settings (`streamjoin.kafka.client.kafka_client_config`); `rdkafka_config`
-translates them. librdkafka's `murmur2_random` partitioner is Kafka's default partitioner for
-keyed records (checked against ours: `murmur2.default_partition`); keyless records keep our
-deterministic round-robin, so a replayed batch lands where the first attempt did.
+Both clients take the same settings (`streamjoin.kafka.client.kafka_client_config`);
+`client.rdkafka_config` translates them. librdkafka's `murmur2_random` partitioner is Kafka's
+default partitioner for keyed records (checked against ours: `murmur2.default_partition`);
+keyless records keep our deterministic round-robin, so a replayed batch lands where the first
+attempt did.
 """
 
 from __future__ import annotations
@@ -24,21 +26,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
+from streamjoin.kafka.client import rdkafka_config
 from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.runtime.contract import REPLAY_HEADER
 
 STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
-_KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",
-                     "sasl_plain_username": "sasl.username", "sasl_plain_password": "sasl.password"}
-
-
-def rdkafka_config(client_config: dict) -> dict:
-    """librdkafka configuration from kafka-python keyword arguments (`kafka_client_config`)."""
-    config = {"bootstrap.servers": ",".join(client_config["bootstrap_servers"]), "log_level": 3}
-    if "bootstrap_timeout_ms" in client_config:
-        config["socket.connection.setup.timeout.ms"] = client_config["bootstrap_timeout_ms"]
-    config.update({_KWARG_TO_RDKAFKA[k]: v for k, v in client_config.items() if k in _KWARG_TO_RDKAFKA})
-    return config
 
 
 class ProduceFailed(RuntimeError):

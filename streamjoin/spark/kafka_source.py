@@ -1,8 +1,8 @@
 """Spark's Kafka source rebuilt as a PySpark Python data source (Spark's JVM connector needs Maven,
 unreachable here). Same option names and row schema as `format("kafka")`, so that format is a
-drop-in where its jar exists. The driver side looks offsets up with kafka-python
-(`kafka.offsets`); read tasks read records with librdkafka (`kafka.rdkafka.read_range`) and
-never import kafka-python: each Python worker unpickling a reader would pay ~0.85 s for it.
+drop-in where its jar exists. The driver side looks offsets up (`kafka.offsets.OffsetClient`)
+and read tasks read records (`kafka.rdkafka.read_range`), both with librdkafka: neither imports
+kafka-python, which cost each Python worker ~0.85 s.
 
 Offsets (in Spark checkpoints) are Spark Kafka's JSON: {"topic": {"0": 42, "1": 7}}, the next
 offset to read per partition. Each micro-batch reads [start, end) of every partition as one input
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import Iterator, Mapping
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -38,11 +38,9 @@ from pyspark.sql.streaming.datasource import (
 
 from streamjoin.kafka import offsets
 from streamjoin.kafka.client import client_config_from_options
+from streamjoin.kafka.offsets import TopicPartition
 from streamjoin.spark import packing
 from streamjoin.spark.collector import cycle_collection_paused
-
-if TYPE_CHECKING:
-    from kafka import TopicPartition
 
 SCHEMA_DDL = ("key binary, value binary, topic string, partition int, offset long, "
               "timestamp timestamp, timestampType int, "
@@ -127,47 +125,44 @@ def to_json_offsets(by_tp: Mapping[TopicPartition, int]) -> dict:
 
 
 def from_json_offsets(by_topic: Mapping) -> dict[TopicPartition, int]:
-    # Imported here: only the driver side reads offset JSON; a read task never needs kafka-python.
-    from kafka import TopicPartition
-
     return {TopicPartition(topic, int(p)): int(offset)
             for topic, partitions in by_topic.items() for p, offset in partitions.items()}
 
 
 class _OffsetResolver:
-    """Driver-side offset lookups; opens its Kafka consumer lazily and never pickles it (Spark
+    """Driver-side offset lookups; opens its Kafka client lazily and never pickles it (Spark
     ships readers to executors by pickling them)."""
 
     def __init__(self, options: Mapping[str, str]):
         self.opts = SourceOptions.parse(options)
-        self._consumer = None
-        self.known_ends: dict = {}  # `offsets.log_end_offsets`: partitions whose log has not grown
+        self._client: offsets.OffsetClient | None = None
+        self.known_ends: dict = {}  # `OffsetClient.ends`: partitions whose log has not grown
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_consumer": None, "known_ends": {}}
+        return {**self.__dict__, "_client": None, "known_ends": {}}
 
     @property
-    def consumer(self):
-        if self._consumer is None:
-            self._consumer = offsets.offset_consumer(self.opts.client_config)
-        return self._consumer
+    def client(self) -> offsets.OffsetClient:
+        if self._client is None:
+            self._client = offsets.OffsetClient(self.opts.client_config)
+        return self._client
 
     def close(self) -> None:
-        if self._consumer is not None:
-            self._consumer.close()
-            self._consumer = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def partitions_now(self) -> list[TopicPartition]:
-        return offsets.topic_partitions(self.consumer, list(self.opts.topics))
+        return self.client.topic_partitions(list(self.opts.topics))
 
     def resolve(self, spec: str, timestamp_ms: int | None, tps: list[TopicPartition],
                 name: str) -> dict[TopicPartition, int]:
         """Offsets for earliest|latest|JSON or a timestamp (which takes precedence). Partitions
         a JSON spec leaves out start at earliest and end at latest."""
-        ends = offsets.log_end_offsets(self.consumer, tps)
+        ends = self.client.ends(tps)
         if timestamp_ms is not None:
-            return offsets.offsets_for_timestamp(self.consumer, tps, timestamp_ms, ends)
-        starts = offsets.beginning_offsets(self.consumer, tps)
+            return self.client.for_timestamp(tps, timestamp_ms, ends)
+        starts = self.client.beginnings(tps)
         if spec.strip().lower() == "earliest":
             return starts
         if spec.strip().lower() == "latest":
@@ -203,8 +198,8 @@ def ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int
 def read_range_as_arrow(client_config: dict, part: KafkaRange, packed: bool = False) -> Iterator[pa.RecordBatch]:
     """Rows of one KafkaRange as Arrow record batches in offset order (read with librdkafka):
     Spark's Kafka rows, or with `packed` one row per chunk of records (`packing.pack_records`).
-    librdkafka is imported here, in the read tasks: the driver's planning process of every query
-    start unpickles this module too, and never reads a record."""
+    The data path is imported here, in the read tasks: the driver's planning process of every
+    query start unpickles this module too, and never reads a record."""
     from streamjoin.kafka import rdkafka
 
     with cycle_collection_paused():  # a chunk is 50,000 messages and their fields: more than half the CPU otherwise
@@ -232,7 +227,7 @@ _HEADER = ARROW_SCHEMA.field("headers").type
 def _spark_rows(part: KafkaRange, records: pa.RecordBatch, timestamp_types: list) -> pa.RecordBatch:
     """Spark's Kafka rows of `records`, built column by column (the per-row work stays in C):
     a record without headers has an empty array, as in Spark's own source."""
-    import pyarrow.compute as pc  # a read task's import, as librdkafka's above
+    import pyarrow.compute as pc  # a read task's import, as the data path's above
 
     rows = records.num_rows
     headers = records.column("headers")
@@ -268,18 +263,17 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         tps = self._resolver.partitions_now()
-        self._target = offsets.log_end_offsets(self._resolver.consumer, tps)
+        self._target = self._resolver.client.ends(tps)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         limit = self._resolver.opts.max_offsets_per_trigger
         return ReadMaxRows(limit) if limit else ReadAllAvailable()
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        consumer = self._resolver.consumer
         if self._target is not None:
             ends = dict(self._target)
         else:
-            ends = offsets.log_end_offsets(consumer, self._resolver.partitions_now(), self._resolver.known_ends)
+            ends = self._resolver.client.ends(self._resolver.partitions_now(), self._resolver.known_ends)
         begun = self._readable(from_json_offsets(start), ends)
         if isinstance(limit, ReadMaxRows):
             ends = cap_total(begun, ends, limit.max_rows)
@@ -302,7 +296,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Where to read from: `start`, plus the beginning offset of partitions that appeared
         since (Spark's Kafka source reads a new partition from earliest), with the data-loss
         policy applied to a start outside the log (never a silent empty read past the end)."""
-        begins = offsets.beginning_offsets(self._resolver.consumer, list(end))
+        begins = self._resolver.client.beginnings(list(end))
         with_new = {**{tp: begins[tp] for tp in end if tp not in start}, **start}
         return offsets.recover(with_new, begins, end, self._resolver.opts.on_data_loss)
 

@@ -247,11 +247,8 @@ class StreamingRun:
 def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:
     """One task per partition of the widest input topic (on the broker), so every row of a
     broadcast topic also has a task that owns, counts and dead-letters it."""
-    consumer = offsets.offset_consumer(client_config)
-    try:
-        widest = 1 + max(tp.partition for tp in offsets.topic_partitions(consumer, list(query.input_topics)))
-    finally:
-        consumer.close()
+    with offsets.OffsetClient(client_config) as client:
+        widest = 1 + max(tp.partition for tp in client.topic_partitions(list(query.input_topics)))
     return TaskRouting(query.broadcast_topics, widest)
 
 

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 
 import dagster as dg
 import pytest
-from kafka import TopicPartition
 
 from assets.keys import STOP_TAG
 from definitions import build_definitions
 from resources.platform import PlatformConfig
-from streamjoin.kafka.offsets import DataLoss, DataLossError
+from streamjoin.kafka.offsets import DataLoss, DataLossError, TopicPartition
 from tests.platform.fixtures import changed_sql
 from tests.platform.test_assets import broken_file
 from tests.platform.test_sensors import add_run, tick

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from kafka import TopicPartition
 
-from streamjoin.kafka.offsets import DataLossError, recover
+from streamjoin.kafka.offsets import DataLossError, TopicPartition, recover
 
 A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
 

@@ -1,11 +1,11 @@
 """What a Python worker of ours imports. Spark unpickles the `streamjoin_kafka` data source in
 every planning process, its readers and writers in every task worker, and the task processor in
-every transformWithStateInPandas worker: kafka-python (the driver side's offset lookups), sqlglot
-(the SQL dialect) and pandas cost ~0.3-0.85 s of CPU each there, so none of them may come with
-these imports. The task processor's module brings no pyarrow either: Spark's state schema check
-at every query start imports it for nothing else (~0.25 s with numpy), and the data source's
-module brings neither librdkafka nor pyarrow.compute to the planning process. Each case runs in a fresh
-interpreter."""
+every transformWithStateInPandas worker: kafka-python (the admin client), sqlglot (the SQL
+dialect) and pandas cost ~0.3-0.85 s of CPU each there, so none of them may come with these
+imports. The task processor's module brings no pyarrow either: Spark's state schema check at every
+query start imports it for nothing else (~0.25 s with numpy), and the data source's module brings
+the planning process its offset lookups (librdkafka) but not the data path's pyarrow.compute.
+Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -29,10 +29,10 @@ class Case:
 
 
 CASES = [
-    # What the driver's planning process of every query start loads: the sink's librdkafka and
-    # pyarrow.compute (~0.17 s there) only come with a writer or a read task.
+    # What the driver's planning process of every query start loads: the data path (the sink, the
+    # range reader) and its pyarrow.compute only come with a writer or a read task.
     Case("data source", "import streamjoin.spark.kafka_datasource",
-         absent=HEAVY + ("confluent_kafka", "pyarrow.compute", "streamjoin.spark.kafka_sink")),
+         absent=HEAVY + ("pyarrow.compute", "streamjoin.kafka.rdkafka", "streamjoin.spark.kafka_sink")),
     Case("task processor", "import streamjoin.spark.adapter", absent=HEAVY + ("pyarrow",)),
     Case("unpickled reader and writer", "import pickle; pickle.loads(sys.stdin.buffer.read())"),
     # A read task's work without a broker: an empty range, then its end-of-input marker. pyarrow
