@@ -87,7 +87,7 @@ def log_ranges(bootstrap: str, topics: list[str], settings: Settings | None = No
     `topics` that exist; the end is exact on Tansu too."""
     with offsets.OffsetClient(_config(bootstrap, settings)) as client:
         known = client.partitions_of(topics)
-        tps = client.topic_partitions([t for t in topics if known[t]])
+        tps = [offsets.TopicPartition(topic, p) for topic in topics for p in sorted(known[topic])]
         return client.beginnings(tps), client.ends(tps)
 
 
