@@ -19,7 +19,7 @@ import json
 import pyarrow as pa
 
 from streamjoin.delta.tables import DeltaSink
-from streamjoin.dialect.types import arrow_type
+from streamjoin.dialect.types import SqlType
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
 from streamjoin.runtime.compiled import CompiledQuery
@@ -151,3 +151,28 @@ def write_dead_letters(table: pa.Table, batch_id: int, topic: str, delta_path: s
         for row in table.to_pylist()], settings=settings)
     sink.write_batch(table, batch_id)
     return table.num_rows
+
+
+def arrow_type(t: SqlType) -> pa.DataType:
+    """The Arrow type a decoded column has (Spark maps it to the matching Spark SQL type).
+
+    Timestamps are instants in UTC: Arrow timestamp[us, UTC] is Spark's TimestampType.
+    """
+    simple = {
+        "STRING": pa.string(), "BYTES": pa.binary(), "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(),
+        "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
+        "DOUBLE": pa.float64(),
+    }
+    if t.name in simple:
+        return simple[t.name]
+    if t.name == "DECIMAL":
+        return pa.decimal128(t.precision, t.scale)
+    if t.is_timestamp:
+        return pa.timestamp("us", tz="UTC")
+    if t.name == "ANY":
+        raise ValueError("a column of type ANY has no Arrow type; declare its type to decode it in Spark")
+    if t.name == "ARRAY":
+        return pa.list_(arrow_type(t.elements[0]))
+    if t.name == "MAP":
+        return pa.map_(arrow_type(t.elements[0]), arrow_type(t.elements[1]))
+    return pa.struct([pa.field(n, arrow_type(f)) for n, f in t.fields])

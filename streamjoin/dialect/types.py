@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import pyarrow as pa
 
 # Canonical names. Parameters: STRING (max length, informational), DECIMAL (precision, scale),
 # TIMESTAMP / TIMESTAMP_LTZ (fractional-second precision, default 3 as in ksqlDB).
@@ -216,28 +215,3 @@ def parse_type(text: str) -> SqlType:
         _, tok, pos = parser.tokens[parser.i]
         raise TypeSyntaxError(f"unexpected {tok!r} at position {pos} in type {text!r}")
     return parsed
-
-
-def arrow_type(t: SqlType) -> pa.DataType:
-    """The Arrow type a decoded column has (Spark maps it to the matching Spark SQL type).
-
-    Timestamps are instants in UTC: Arrow timestamp[us, UTC] is Spark's TimestampType.
-    """
-    simple = {
-        "STRING": pa.string(), "BYTES": pa.binary(), "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(),
-        "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
-        "DOUBLE": pa.float64(),
-    }
-    if t.name in simple:
-        return simple[t.name]
-    if t.name == "DECIMAL":
-        return pa.decimal128(t.precision, t.scale)
-    if t.is_timestamp:
-        return pa.timestamp("us", tz="UTC")
-    if t.name == "ANY":
-        raise ValueError("a column of type ANY has no Arrow type; declare its type to decode it in Spark")
-    if t.name == "ARRAY":
-        return pa.list_(arrow_type(t.elements[0]))
-    if t.name == "MAP":
-        return pa.map_(arrow_type(t.elements[0]), arrow_type(t.elements[1]))
-    return pa.struct([pa.field(n, arrow_type(f)) for n, f in t.fields])

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from time import perf_counter
 from typing import TYPE_CHECKING, Sequence
 
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import JoinType, RowKind, Side
 from streamjoin.operators.stream_table import StreamTableJoin
-from streamjoin.runtime.contract import InputRow, Output, Rejected, without_replay_header
+from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, without_replay_header
 from streamjoin.runtime.encoding import encode_events
-from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
+from streamjoin.runtime.records import DATA_ERRORS, column_source, describe, input_row, where
 from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStage
+from streamjoin.serde.batches import encode_keys, encode_value_columns, encodes_value_columns
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
 if TYPE_CHECKING:
-    from streamjoin.runtime.task import Entry, PipelineRuntime
+    from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
 
 _INSERT, _LEFT, _INNER = RowKind.INSERT, Side.LEFT, JoinType.INNER
 
@@ -31,10 +33,13 @@ class StreamTableLookup:
     the table's row for it, the residual, the WHERE predicates, the projection (a plain column
     read without its compiled call); then encodes the run's results together
     (`streamjoin.runtime.encoding`). `bench/runtime_alone.py`: ~2× the records per CPU second on
-    the enrichment workload. Table records, and records this path does not cover (one that does
-    not decode, a null value, another task's partition), take the reference path, which also
-    stays the semantics: `tests/pure/runtime/test_lookup.py` runs both on randomized changelogs
-    (late and out-of-order records included) and compares outputs, counters and state.
+    the enrichment workload. Where every output column is a plain column of the stream row or
+    the table's and nothing filters (`plain`), the run's results are not even built as rows: each
+    output column is read for the whole run at once and the values written a column at a time.
+    Table records, and records this path does not cover (one that does not decode, a null value,
+    another task's partition), take the reference path, which also stays the semantics:
+    `tests/pure/runtime/test_lookup.py` runs both on randomized changelogs (late and
+    out-of-order records included) and compares outputs, counters and state.
 
     Timeline (LEFT JOIN, one key k; T = table topic, S = stream topic):
 
@@ -69,6 +74,35 @@ class StreamTableLookup:
         picks = getattr(sink.value, "picks", None)
         self.writes_projection = (sink.timestamp_column is None and picks is not None and picks[0] == project.alias
                                   and set(picks[1]) <= {name for name, _ in project.columns})
+        self.plain = self._plain_reads(serde, sink)
+
+    def _plain_reads(self, serde: SerdeSpec, sink: SinkBinding) -> tuple | None:
+        """(the join key's source, every projected column's source, the sink's value columns):
+        where each is read straight from the stream record or the table row. None unless the join
+        key and every projected column are plain columns, nothing else filters, the sink writes
+        the projection as it is, keyed by the join key, and its value format writes columns."""
+        if self.key_column is None or self.filters or self.processor.config.residual is not None \
+                or not self.writes_projection or sink.key is not None or not encodes_value_columns(sink.serde):
+            return None
+        key = column_source(serde, self.key_column)
+        table_aliases = set(self.join.right_aliases if self.stream_on_left else self.join.left_aliases)
+        sources = {}
+        for name, _, read in self.columns:
+            if read is None:
+                return None
+            alias, column = read
+            if alias == self.alias:
+                sources[name] = column_source(serde, column)
+                if sources[name] is None:
+                    return None
+            elif alias in table_aliases:
+                sources[name] = (alias, column)
+            else:
+                return None
+        values = tuple(name for name, _ in sink.serde.payload_columns)
+        if key is None or not set(values) <= set(sources):
+            return None
+        return key, sources, values
 
     @classmethod
     def of(cls, runtime: PipelineRuntime, topic: str) -> StreamTableLookup | None:
@@ -102,8 +136,11 @@ class StreamTableLookup:
         unmatched = dict.fromkeys(join.right_aliases if on_left else join.left_aliases)
         key_of, key_column, filters, columns = self.key, self.key_column, self.filters, self.columns
         output_alias, task = self.output_alias, runtime.task
+        plain = self.plain
+        read_key = plain and plain[0]
         outputs: list[list[Output]] = [[] for _ in rows]
         results: list[tuple[int, Event]] = []  # (index of the row, its projected result)
+        matches: list[tuple] = []  # plain: (index of the row, key, record, row, table env)
         latest, counted = None, 0
         for index, (row, record) in enumerate(zip(rows, records)):
             if record is None or record.value is None or row.partition != task:
@@ -115,13 +152,16 @@ class StreamTableLookup:
             ts = record.ts
             if latest is None or ts > latest:
                 latest = ts
-            stream_row = input_row(serde, record, row)
-            env = {alias: stream_row}
+            if plain:
+                value = read_key(record, row)
+            else:
+                stream_row = input_row(serde, record, row)
+                env = {alias: stream_row}
+                value = None if key_column is None else stream_row.get(key_column)
             try:  # the join stage and operator as on the reference path (StreamTableJoin._lookup)
                 if key_column is None:
                     key = key_of(env)
                 else:
-                    value = stream_row.get(key_column)
                     key = None if value is None else (value,)
                 join.seq += 1
                 if key is None:
@@ -137,6 +177,9 @@ class StreamTableLookup:
                     if inner:
                         continue
                     table_env = unmatched
+                if plain:
+                    matches.append((index, key, record, row, table_env))
+                    continue
                 if on_left:
                     env.update(table_env)
                 else:
@@ -150,11 +193,34 @@ class StreamTableLookup:
         metrics["input_records"] += counted
         if latest is not None and (runtime.stream_time is None or latest > runtime.stream_time):
             runtime.stream_time = latest
+        if plain:
+            columns = {name: _column(source, matches) for name, source in plain[1].items()}
         pushed = perf_counter()
         seconds["operators"] += pushed - clock
-        self._encode(rows, results, outputs)
+        if plain:
+            emitted = self._plain_emitted(matches, columns)
+            if emitted is not None:
+                self._deliver(rows, [match[0] for match in matches], emitted, outputs)
+            else:  # one by one, as the reference path, for the dead letter's reason
+                projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
+                self._encode(rows, [(match[0], Event._make((_INSERT, match[1], {output_alias: row}, match[2].ts)))
+                                    for match, row in zip(matches, projected)], outputs)
+        else:
+            self._encode(rows, results, outputs)
         seconds["encode"] += perf_counter() - pushed
         return outputs
+
+    def _plain_emitted(self, matches: list[tuple], columns: dict[str, list]) -> list[Emitted] | None:
+        """The sink records of the plain path's results, from their columns; None when any one
+        cannot be encoded."""
+        sink = self.runtime.sink
+        try:
+            keys = encode_keys(sink.serde, [match[1] for match in matches])
+            values = encode_value_columns(sink.serde, [columns[name] for name in self.plain[2]])
+        except DATA_ERRORS:
+            return None
+        return list(map(Emitted._make, zip(repeat(sink.topic), keys, values, [match[2].ts for match in matches],
+                                           repeat(()))))
 
     def _encode(self, rows: Sequence[InputRow], results: list[tuple[int, Event]], outputs: list[list[Output]]) -> None:
         """Each result as the sink's record, all at once; if any cannot be encoded, one by one as
@@ -163,15 +229,20 @@ class StreamTableLookup:
         events = [event for _, event in results]
         projected = [event.env[self.output_alias] for event in events] if self.writes_projection else None
         emitted = encode_events(runtime.sink, events, projected)
-        for position, (index, event) in enumerate(results):
-            headers = rows[index].headers
-            headers = without_replay_header(headers) if headers else ()
-            if emitted is None:
-                outputs[index] = runtime._emit([event], headers, [])
-            else:
-                outputs[index] = [emitted[position]._replace(headers=headers) if headers else emitted[position]]
         if emitted is not None:
-            runtime.metrics["output_records"] += len(emitted)
+            self._deliver(rows, [index for index, _ in results], emitted, outputs)
+            return
+        for index, event in results:
+            headers = rows[index].headers
+            outputs[index] = runtime._emit([event], without_replay_header(headers) if headers else (), [])
+
+    def _deliver(self, rows: Sequence[InputRow], indexes: list[int], emitted: list[Emitted],
+                 outputs: list[list[Output]]) -> None:
+        """Each encoded result as the output of its row, with that row's headers."""
+        for index, record in zip(indexes, emitted):
+            headers = rows[index].headers
+            outputs[index] = [record._replace(headers=without_replay_header(headers)) if headers else record]
+        self.runtime.metrics["output_records"] += len(emitted)
 
 
 def _after_join(join: JoinStage) -> tuple[tuple, ProjectStage] | None:
@@ -183,6 +254,15 @@ def _after_join(join: JoinStage) -> tuple[tuple, ProjectStage] | None:
     if type(stage) is not ProjectStage or stage.downstream is not None:
         return None
     return tuple(filters), stage
+
+
+def _column(source, matches: list[tuple]) -> list:
+    """One column of the plain path's results: a column of the stream record (a `column_source`)
+    or (alias, column) of the table's row, None where the table had none."""
+    if type(source) is tuple:
+        alias, column = source
+        return [None if (row := match[4][alias]) is None else row.get(column) for match in matches]
+    return [source(match[2], match[3]) for match in matches]
 
 
 def _projected(columns: tuple, env: dict) -> dict:

@@ -4,7 +4,7 @@ letters, the task goes on) and how a dead letter names its cause."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from streamjoin.expr.compile import ROWTIME_FIELD
 from streamjoin.expr.core import ExpressionError
@@ -29,6 +29,9 @@ def where(row: InputRow) -> str:
     return f"{row.topic}[{row.partition}]@{row.offset}"
 
 
+PARTITION_FIELD, OFFSET_FIELD = "ROWPARTITION", "ROWOFFSET"
+
+
 def input_row(serde: SerdeSpec, record: DecodedRecord, read: InputRow) -> dict[str, Any]:
     """The columns of a decoded record with a value: key columns, value columns, then the
     pseudo-columns (`streamjoin.expr.compile.RECORD_FIELDS`)."""
@@ -38,8 +41,34 @@ def input_row(serde: SerdeSpec, record: DecodedRecord, read: InputRow) -> dict[s
     row.update(record.value)
     # the pseudo-columns (streamjoin.expr.compile.RECORD_FIELDS): event time, where it was read
     row[ROWTIME_FIELD] = record.ts
-    row["ROWPARTITION"] = read.partition
-    row["ROWOFFSET"] = read.offset
+    row[PARTITION_FIELD] = read.partition
+    row[OFFSET_FIELD] = read.offset
     if serde.window is not None and key is not None:  # a windowed key ends with its bounds
         row["WINDOWSTART"], row["WINDOWEND"] = key[-2:]
     return row
+
+
+ColumnSource = Callable[[DecodedRecord, InputRow], Any]
+
+
+def column_source(serde: SerdeSpec, column: str) -> ColumnSource | None:
+    """What `input_row(serde, record, read).get(column)` is, read from (record, read) without
+    building the row; None where it is not worth reading so (a windowed key, or a column that is
+    both a key and a value column)."""
+    if column == ROWTIME_FIELD:
+        return lambda record, read: record.ts
+    if column == PARTITION_FIELD:
+        return lambda record, read: read.partition
+    if column == OFFSET_FIELD:
+        return lambda record, read: read.offset
+    if serde.window is not None:
+        return None
+    in_value = column in {name for name, t in serde.value_columns if not t.proctime}
+    if column in serde.key_names:
+        if in_value:
+            return None
+        index = serde.key_names.index(column)
+        return lambda record, read: record.key[index] if record.key else None
+    if in_value:
+        return lambda record, read: record.value.get(column)
+    return lambda record, read: None

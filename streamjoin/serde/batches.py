@@ -92,3 +92,15 @@ def encode_values(spec: SerdeSpec, rows: list[Mapping[str, Any]]) -> list[bytes 
     if write_all is None:
         return [encode_value(spec, row) for row in rows]
     return [text.encode("utf-8") for text in write_all(rows)]
+
+
+
+def encodes_value_columns(spec: SerdeSpec) -> bool:
+    """Whether `encode_value_columns` writes `spec`'s values (JSON objects of its columns)."""
+    return _codec(spec).write_columns is not None
+
+
+def encode_value_columns(spec: SerdeSpec, columns: list[list[Any]]) -> list[bytes]:
+    """The values of rows given a column at a time (one list per payload column, in order), where
+    `encodes_value_columns(spec)`. Raises what `encode_values` raises."""
+    return [text.encode("utf-8") for text in _codec(spec).write_columns(columns)]

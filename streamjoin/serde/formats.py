@@ -38,6 +38,7 @@ from streamjoin.serde.values import (
     json_reader,
     json_writer,
     struct_reader,
+    struct_columns_writer,
     struct_rows_writer,
     struct_writer,
 )
@@ -180,6 +181,7 @@ class _Codec:
         is_object = self.value_is_object(spec)
         self.object_fields = field_readers(spec.payload_columns, "value") if is_object else None
         self.write_rows = struct_rows_writer(spec.payload_columns) if is_object else None
+        self.write_columns = struct_columns_writer(spec.payload_columns) if is_object else None
         # Where each value column comes from, and whether any is not read from the payload (else
         # the payload dict is the value as is): (name, source), source one of _PAYLOAD,
         # _TS_TIMESTAMP, _TS_MILLIS, or (_HEADER, key, struct field names) with key None (and

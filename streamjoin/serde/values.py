@@ -370,14 +370,22 @@ def struct_rows_writer(fields: tuple[tuple[str, SqlType], ...]) -> Callable[[lis
     """`struct_writer` over many rows at once, a column at a time: the same text per row. A row
     without a field raises KeyError (whoever calls it then writes row by row for the message)."""
     names = [name for name, _ in fields]
-    template = "{" + ",".join(json.dumps(name).replace("%", "%%") + ":%s" for name in names) + "}"
-    writers = [json_writer(ft) for _, ft in fields]
+    write_columns = struct_columns_writer(fields)
 
     def write_all(rows: list[Any]) -> list[str]:
-        texts = [["null" if v is None else write(v) for v in [row[name] for row in rows]]
-                 for name, write in zip(names, writers)]
-        return [template % parts for parts in zip(*texts)]
+        return write_columns([[row[name] for row in rows] for name in names])
     return write_all
+
+
+def struct_columns_writer(fields: tuple[tuple[str, SqlType], ...]) -> Callable[[list[list[Any]]], list[str]]:
+    """The JSON objects of rows given as one list of values per field, in `fields` order."""
+    template = "{" + ",".join(json.dumps(name).replace("%", "%%") + ":%s" for name, _ in fields) + "}"
+    writers = [json_writer(ft) for _, ft in fields]
+
+    def write_columns(columns: list[list[Any]]) -> list[str]:
+        texts = [["null" if v is None else write(v) for v in column] for column, write in zip(columns, writers)]
+        return [template % parts for parts in zip(*texts)]
+    return write_columns
 
 
 def _nullable(write: Writer) -> Writer:

@@ -42,6 +42,8 @@ CONF = {
     # Python workers start slowly on a loaded 2-core machine; the 15 s default failed queries
     # with "Python worker failed to connect back".
     "spark.python.authenticate.socketTimeout": "120s",
+    # Python workers fork from a daemon that has imported the task runtime's modules (see there).
+    "spark.python.daemon.module": "streamjoin.spark.daemon",
 }
 
 

@@ -53,12 +53,18 @@ class Case:
     sql: str
     sources: tuple[dict, ...]
     stream: str  # the source whose records take the fast path
+    plain: bool = False  # whether its results are read a column at a time (`StreamTableLookup.plain`)
 
 
 CASES = [
     Case("ksqlDB LEFT JOIN", "ksqldb",
          "CREATE STREAM out AS SELECT c.id AS id, c.amount AS amount, u.name AS name, u.score AS score "
-         "FROM clicks c LEFT JOIN users u ON c.id = u.id EMIT CHANGES;", KSQL_SOURCES, "clicks"),
+         "FROM clicks c LEFT JOIN users u ON c.id = u.id EMIT CHANGES;", KSQL_SOURCES, "clicks", plain=True),
+    # The pseudo-columns of the stream record, the table's columns first, an INNER join.
+    Case("ksqlDB INNER JOIN of plain columns", "ksqldb",
+         "CREATE STREAM out AS SELECT u.score AS score, c.id AS id, c.ROWTIME AS t, c.ROWOFFSET AS o, "
+         "c.ROWPARTITION AS p, c.note AS note FROM clicks c JOIN users u ON c.id = u.id EMIT CHANGES;",
+         KSQL_SOURCES, "clicks", plain=True),
     # `c.note + 1` fails to evaluate for a non-NULL note; the product overflows BIGINT when encoded.
     Case("ksqlDB INNER JOIN, failing expressions", "ksqldb",
          "CREATE STREAM out AS SELECT c.id AS id, c.amount * u.score * 1000000000000 AS big, "
@@ -77,7 +83,8 @@ CASES = [
          LENSES_SOURCES, "orders"),
     # The table as of the first stream record (s-Server's static join), a LEFT JOIN with USING.
     Case("s-Server static LEFT JOIN", "sqlstream",
-         "SELECT STREAM * from events e left join animals a using (animal_id);", SQLSTREAM_SOURCES, "events"),
+         "SELECT STREAM * from events e left join animals a using (animal_id);", SQLSTREAM_SOURCES, "events",
+         plain=True),
     Case("s-Server JOIN with extra filters", "sqlstream",
          "SELECT STREAM e.row_id, e.animal_id, a.name from events e join animals a "
          "on (e.animal_id = a.animal_id and a.edible);", SQLSTREAM_SOURCES, "events"),
@@ -170,6 +177,7 @@ def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int
         monkeypatch.setattr(task, "RUN_LENGTH", 7)  # runs cut into many short ones
     reference, in_runs, one_by_one = runtimes(case)
     assert case.stream in {topic for topic in in_runs.lookups}, "the query should take the fast path"
+    assert (in_runs.lookups[case.stream].plain is not None) == case.plain
     rows = changelog(case, reference, random.Random(seed), 600)
 
     expected = [(row, reference.process_record(row)) for row in rows]
@@ -179,6 +187,18 @@ def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int
     outputs = [item for _, items in expected for item in items]
     kinds = {type(item).__name__ for item in outputs}
     assert kinds == {"Emitted", "Rejected"}, kinds  # the changelog reached both kinds of output
+
+
+def test_a_run_whose_columns_cannot_be_encoded_goes_one_by_one_with_the_same_results(monkeypatch):
+    from streamjoin.runtime import lookup
+
+    def refuse(spec, columns):
+        raise ValueError("refused")  # as a writer refuses a value it cannot encode
+    monkeypatch.setattr(lookup, "encode_value_columns", refuse)
+    reference, in_runs, _ = runtimes(CASES[0])
+    rows = changelog(CASES[0], reference, random.Random(5), 300)
+    assert list(in_runs.process_all(rows)) == [(row, reference.process_record(row)) for row in rows]
+    assert state(in_runs) == state(reference)
 
 
 def test_a_runtime_checkpointed_and_restored_takes_the_fast_path_again():

@@ -5,7 +5,8 @@ dialect) and pandas cost ~0.3-0.85 s of CPU each there, so none of them may come
 imports. The task processor's module brings no pyarrow either: Spark's state schema check at every
 query start imports it for nothing else (~0.25 s with numpy), and the data source's module brings
 the planning process its offset lookups (librdkafka) but not the data path's pyarrow.compute.
-Each case runs in a fresh interpreter."""
+The worker daemon imports the task modules before it forks, so it may import nothing that starts a
+thread: pandas, pyarrow and numpy start native ones. Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ CASES = [
     Case("data source", "import streamjoin.spark.kafka_datasource",
          absent=HEAVY + ("pyarrow.compute", "streamjoin.kafka.rdkafka", "streamjoin.spark.kafka_sink")),
     Case("task processor", "import streamjoin.spark.adapter", absent=HEAVY + ("pyarrow",)),
+    # What the daemon imports before it forks; its one thread (counted by the kernel) is checked.
+    Case("worker daemon", "import os, streamjoin.spark.daemon\n"
+                          "assert len(os.listdir('/proc/self/task')) == 1, 'a thread was started'",
+         absent=("pandas", "pyarrow", "numpy")),
     Case("unpickled reader and writer", "import pickle; pickle.loads(sys.stdin.buffer.read())"),
     # A read task's work without a broker: an empty range, then its end-of-input marker. pyarrow
     # itself imports pandas the first time it converts Python lists, so only the other two count.
