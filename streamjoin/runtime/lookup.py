@@ -137,7 +137,7 @@ class StreamTableLookup:
         key_of, key_column, filters, columns = self.key, self.key_column, self.filters, self.columns
         output_alias, task = self.output_alias, runtime.task
         plain = self.plain
-        read_key = plain and plain[0]
+        read_key = plain[0] if plain else None
         outputs: list[list[Output]] = [[] for _ in rows]
         results: list[tuple[int, Event]] = []  # (index of the row, its projected result)
         matches: list[tuple] = []  # plain: (index of the row, key, record, row, table env)

@@ -88,11 +88,9 @@ def _text_key(spec: SerdeSpec) -> bool:
 def encode_values(spec: SerdeSpec, rows: list[Mapping[str, Any]]) -> list[bytes | None]:
     """`encode_value` of each row; raises what the first row that cannot be encoded raises, or
     a KeyError for a missing column (encode those rows one by one for the message)."""
-    write_all = _codec(spec).write_rows
-    if write_all is None:
+    if not encodes_value_columns(spec):
         return [encode_value(spec, row) for row in rows]
-    return [text.encode("utf-8") for text in write_all(rows)]
-
+    return encode_value_columns(spec, [[row[name] for row in rows] for name, _ in spec.payload_columns])
 
 
 def encodes_value_columns(spec: SerdeSpec) -> bool:

@@ -39,7 +39,6 @@ from streamjoin.serde.values import (
     json_writer,
     struct_reader,
     struct_columns_writer,
-    struct_rows_writer,
     struct_writer,
 )
 from streamjoin.dialect.formats import FormatError, event_time_problem, format_problem, header_problem
@@ -176,11 +175,11 @@ class _Codec:
         self.read_value, self.write_value = self._side(
             spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
         self.write_row = self._row_writer(spec)
-        # A JSON object value: its fields' readers and a writer of many rows, for runs of records
-        # a column at a time (`streamjoin.serde.batches`); None for every other value format.
+        # A JSON object value: its fields' readers and a writer of many rows given as columns, for
+        # runs of records a column at a time (`streamjoin.serde.batches`); None for every other
+        # value format.
         is_object = self.value_is_object(spec)
         self.object_fields = field_readers(spec.payload_columns, "value") if is_object else None
-        self.write_rows = struct_rows_writer(spec.payload_columns) if is_object else None
         self.write_columns = struct_columns_writer(spec.payload_columns) if is_object else None
         # Where each value column comes from, and whether any is not read from the payload (else
         # the payload dict is the value as is): (name, source), source one of _PAYLOAD,

@@ -366,17 +366,6 @@ def struct_writer(fields: tuple[tuple[str, SqlType], ...], what: str = "column")
     return write
 
 
-def struct_rows_writer(fields: tuple[tuple[str, SqlType], ...]) -> Callable[[list[Any]], list[str]]:
-    """`struct_writer` over many rows at once, a column at a time: the same text per row. A row
-    without a field raises KeyError (whoever calls it then writes row by row for the message)."""
-    names = [name for name, _ in fields]
-    write_columns = struct_columns_writer(fields)
-
-    def write_all(rows: list[Any]) -> list[str]:
-        return write_columns([[row[name] for row in rows] for name in names])
-    return write_all
-
-
 def struct_columns_writer(fields: tuple[tuple[str, SqlType], ...]) -> Callable[[list[list[Any]]], list[str]]:
     """The JSON objects of rows given as one list of values per field, in `fields` order."""
     template = "{" + ",".join(json.dumps(name).replace("%", "%%") + ":%s" for name, _ in fields) + "}"
