@@ -4,6 +4,8 @@ expensive ones, so it starts neither the broker nor Spark.
 - kafka_bootstrap: "host:port" of one embedded broker per test session (or of
   STREAMJOIN_KAFKA_BOOTSTRAP when set); stopped at the end.
 - spark: one SparkSession per test session (streamjoin data sources registered); stopped at end.
+- spark_connect: the server state of one Spark Connect server per test session (as `make ui`
+  starts it), for the tests of runs that connect to a shared Spark; stopped at the end.
 - tmp_delta_root: a fresh directory for Delta tables.
 - unique_topic: a topic name no other test uses (the broker is shared).
 - conformance_dir: ../shared/conformance (read at test time, never copied).
@@ -57,6 +59,17 @@ def spark(streamjoin_home):
     session = get_spark(app_name="streamjoin-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect(streamjoin_home):
+    """The shared Spark Connect server (`.url`, `.log_path`), stopped at the end of the session."""
+    from streamjoin.settings import Settings
+    from streamjoin.spark import connect_server
+
+    settings = Settings.from_env()
+    yield connect_server.start(settings, detached=False)
+    connect_server.stop(settings)
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """Beyond local Spark: a join through the real path (session broker → Spark → topic, checked
 against the conformance case's expected output) on a Spark standalone cluster — a master and a
-worker started here on loopback — and through a Spark Connect server. Each test starts and stops
-its own Spark processes (in their own process groups) and runs `streamjoin run-cases` in a
-subprocess: a process holds one SparkContext, and this one may hold the session's local one."""
+worker started here on loopback, in their own process groups — and through the session's Spark
+Connect server. Each runs `streamjoin run-cases` in a subprocess: a process holds one
+SparkContext, and this one may hold the session's local one."""
 
 import json
 import os
@@ -110,19 +110,14 @@ def test_join_on_a_standalone_cluster(kafka_bootstrap, tmp_path):
     print(output.strip().splitlines()[-1], f"on spark://127.0.0.1:{port}")
 
 
-def test_join_through_spark_connect(kafka_bootstrap, tmp_path):
-    env = spark_env(tmp_path)
-    port = free_port()
-    server = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]",
-              "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
-              "--conf", f"spark.connect.grpc.binding.port={port}",
-              "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "spark-internal"]
-    log = tmp_path / "connect.log"
-    with started(server, env, log):
-        wait_until(lambda: "Spark Connect server started" in log.read_text(), "Spark Connect",
-                   log)
-        output = run_cases({**env, "STREAMJOIN_SPARK_REMOTE": f"sc://127.0.0.1:{port}",
-                            "STREAMJOIN_KAFKA_BOOTSTRAP": kafka_bootstrap}, tmp_path / "home")
+def test_join_through_spark_connect(kafka_bootstrap, spark_connect, tmp_path):
+    """On the session's Connect server, the one `make ui` would start (the UI tests' runs use it too)."""
+    log = Path(spark_connect.log_path)
+    logged = log.stat().st_size
+    output = run_cases({**spark_env(tmp_path), "STREAMJOIN_SPARK_REMOTE": spark_connect.url,
+                        "STREAMJOIN_KAFKA_BOOTSTRAP": kafka_bootstrap}, tmp_path / "home")
     # The server, not a local session, ran the streaming query.
-    assert "SparkConnectStreamingQueryCache: Adding new query" in log.read_text()
-    print(output.strip().splitlines()[-1], f"through sc://127.0.0.1:{port}")
+    with open(log, "rb") as server_log:
+        server_log.seek(logged)
+        assert b"SparkConnectStreamingQueryCache: Adding new query" in server_log.read()
+    print(output.strip().splitlines()[-1], f"through {spark_connect.url}")

@@ -38,19 +38,6 @@ def pageviews_samples(kafka_bootstrap, tmp_path_factory) -> str:
     return kafka_bootstrap
 
 
-@pytest.fixture(scope="session")
-def spark_connect(streamjoin_home) -> str:
-    """The URL of a shared Spark Connect server (`make ui` starts one for its runs), stopped at
-    the end of the session."""
-    from streamjoin.settings import Settings
-    from streamjoin.spark import connect_server
-
-    settings = Settings.from_env()
-    state = connect_server.start(settings, detached=False)
-    yield state.url
-    connect_server.stop(settings)
-
-
 @pytest.fixture
 def instance():
     # In-memory storage: a sqlite instance costs seconds per test.

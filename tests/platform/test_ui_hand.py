@@ -1,7 +1,8 @@
 """The Dagster UI in headless Chromium against `dagster dev` with `make ui`'s instance (a run
 queue; Spark runs limited by the `spark` pool), serving the hand-built SqlProject with the fake
-engine: the Dagster layer alone — lineage labels, the queue under the launch sensor, live state,
-start and stop by click, checks after a materialization, a backfill. Screenshots go to
+engine: the Dagster layer alone — lineage labels, and the queue under the launch sensor with
+every query's checks green after its run. (Start and stop by click, materialization, checks and
+backfill from the UI are test_ui_sql.py's, on the real engine.) Screenshots go to
 tests/artifacts/. The server lives as long as this module, so it never competes with the real
 one of test_ui_sql.py."""
 
@@ -10,8 +11,8 @@ import time
 import pytest
 
 from tests.platform import ui_driver
-from tests.platform.fixtures import FIRST_DAY, REPO
-from tests.platform.ui_driver import ARTIFACTS, NEXT_DAY, green, live_state, serve
+from tests.platform.fixtures import REPO
+from tests.platform.ui_driver import ARTIFACTS, green, serve
 
 pytestmark = pytest.mark.platform
 HAND_SPARK_RUNS = 2  # the pool limit of the hand server: 5 queries pending, 2 at a time
@@ -92,35 +93,3 @@ def most_at_once(spans: list[tuple[float, float]]) -> int:
         running += step
         most = max(most, running)
     return most
-
-
-def test_hand_start_and_stop_by_click_with_live_state(hand_server, browser):
-    page = ui_driver.new_page(browser)
-    run = ui_driver.launch(page, hand_server, "start_clicks_enriched",
-                           ARTIFACTS / "hand-start.png", asset_job=True)
-    ui_driver.wait_for(lambda: live_state(hand_server, "clicks_enriched").startswith("running"),
-                       "the status sensor to see the run", timeout_s=90)
-    text = ui_driver.show_check(page, hand_server, "clicks_enriched", "live_status",
-                                ARTIFACTS / "hand-live-running.png")
-    assert f"running, lag 0: run {run[:8]} (continuous)" in text
-    stop = ui_driver.launch(page, hand_server, "stop_clicks_enriched", ARTIFACTS / "hand-stop.png",
-                            asset_job=False)
-    ui_driver.wait_for(lambda: live_state(hand_server, "clicks_enriched").startswith("stopped"),
-                       "the stopped state", timeout_s=120)
-    text = ui_driver.show_check(page, hand_server, "clicks_enriched", "live_status",
-                                ARTIFACTS / "hand-live-stopped.png")
-    assert f"stopped on request (stop_clicks_enriched run {stop[:8]})" in text
-    assert [r["status"] for r in ui_driver.job_runs(hand_server, "start_clicks_enriched")] == \
-        ["SUCCESS"]
-
-
-def test_hand_materialize_checks_and_backfill(hand_server, browser):
-    page = ui_driver.new_page(browser)
-    run = ui_driver.materialize(page, hand_server, "clicks_enriched",
-                                ARTIFACTS / "hand-materialize.png")
-    assert (run["status"], run["metadata"]["output_rows"]) == ("SUCCESS", 7)  # FakeEngine's report
-    ui_driver.wait_for(lambda: green(hand_server, "clicks_enriched"),  # after a job run from the UI
-                       "the checks to pass", timeout_s=60)
-    statuses = ui_driver.backfill(page, hand_server, "backfill_clicks_enriched",
-                                  [FIRST_DAY, NEXT_DAY], ARTIFACTS / "hand-backfill.png")
-    assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}

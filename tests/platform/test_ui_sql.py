@@ -26,7 +26,7 @@ def sql_server(pageviews_samples, spark_connect, tmp_path_factory):
     shutil.copytree(REPO / "sql", root / "sql")
     (root / "sql" / "ksqldb" / "broken_join.sql").write_text(BROKEN)
     server = serve(root, ["-w", "workspace.yaml"],
-                   {"STREAMJOIN_KAFKA_BOOTSTRAP": pageviews_samples, "STREAMJOIN_SPARK_REMOTE": spark_connect,
+                   {"STREAMJOIN_KAFKA_BOOTSTRAP": pageviews_samples, "STREAMJOIN_SPARK_REMOTE": spark_connect.url,
                     "STREAMJOIN_SQL_DIR": str(root / "sql")}, 1)
     yield server
     server.stop()
@@ -95,13 +95,16 @@ def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
                            ARTIFACTS / "sql-start.png", asset_job=True)
     ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith(
         "running, lag 0"), "the running query to catch up")
-    ui_driver.launch(page, sql_server, "stop_pageviews_enriched", ARTIFACTS / "sql-stop.png",
-                     asset_job=False)
+    text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
+                                ARTIFACTS / "sql-live-running.png")
+    assert f"running, lag 0: run {run[:8]} (continuous)" in text
+    stop = ui_driver.launch(page, sql_server, "stop_pageviews_enriched", ARTIFACTS / "sql-stop.png",
+                            asset_job=False)
     ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith("stopped"),
                        "the stopped state")
     text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
                                 ARTIFACTS / "sql-live-stopped.png")
-    assert "stopped on request (stop_pageviews_enriched run" in text
+    assert f"stopped on request (stop_pageviews_enriched run {stop[:8]})" in text
     text = ui_driver.show_asset(page, sql_server, "pageviews_enriched",
                                 ARTIFACTS / "sql-stopped.png")
     assert "stopped_at_offsets" in text and '"pageviews"' in text

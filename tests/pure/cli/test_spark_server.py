@@ -1,5 +1,5 @@
 """`streamjoin spark start|stop|status|url` where no server needs starting: a Spark the settings
-name instead, or none running. (Starting one is the platform tests' `spark_connect` fixture.)"""
+name instead, or none running. (Starting one is the session's `spark_connect` fixture.)"""
 
 from __future__ import annotations
 
