@@ -44,8 +44,9 @@ CONF = {
     "spark.python.authenticate.socketTimeout": "120s",
     # Python workers fork from a daemon that has imported the task runtime's modules (see there).
     "spark.python.daemon.module": "streamjoin.spark.daemon",
-    # Every Python process Spark starts imports numpy (through pyarrow and pandas), whose OpenBLAS
-    # starts a thread per core that spins while it waits; nothing here does linear algebra.
+    # The Python processes Spark starts import numpy (through pyarrow and pandas; our daemon does
+    # not, its forks do), whose OpenBLAS starts a thread per core that spins while it waits;
+    # nothing here does linear algebra.
     # Spark passes its executorEnv to the workers and to the processes it starts without the
     # daemon (two a query start: the offset planner, the state schema check).
     "spark.executorEnv.OPENBLAS_NUM_THREADS": "1",
