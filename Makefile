@@ -56,6 +56,7 @@ bench: $(STAMP) $(FLINK_STAMP)
 	$(VENV)/bin/python bench/stream_joins.py
 	$(VENV)/bin/python bench/latency.py
 	$(VENV)/bin/python bench/table_joins.py
+	$(VENV)/bin/python bench/floor.py
 
 $(FLINK_STAMP): bench/constraints-flink.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }

@@ -1,0 +1,157 @@
+"""Spark's own floor on this machine: the same Kafka source and sink with no join at all, so each
+target of issue 14 can be set against what Spark reaches before any streamjoin code runs.
+
+  copy:     RECORDS records Kafka -> Kafka (availableNow), keys, values and timestamps passed
+            through untouched, twice in one session: first on a JVM warmed by one small query (as
+            `stream_joins.py` runs streamjoin), then on a JVM that has run the copy once. A join
+            that reads and writes the same topics cannot beat it.
+  latency:  two continuous queries under the engine's processing-time trigger, each measured as
+            `latency.py` measures streamjoin's query (producer and consumer processes, latency =
+            read time - the record's produce time):
+              stateless  source -> sink;
+              keyed      source -> a keyed transformWithStateInPandas step that hands its rows on
+                         unchanged and keeps no state -> sink: the shape of every streamjoin query
+                         (source -> shuffle by task -> stateful Python step -> Kafka).
+            Each gets RATE records/s for SECONDS s (p99, the first WARMUP s not counted), then FEW
+            records at once into the idle query, ROUNDS times (median).
+
+Targets (issue 14): enrichment >= 100k events/s and interval >= 50k Kafka -> Kafka; p99 < 1 s at
+10k ev/s; a few records through in < 0.5 s.
+Usage: python bench/floor.py [--records 1000000] [--rate 10000] [--seconds 30] [--rounds 15] (~5 min)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from common import BASE_TS, Bench, bench_session, load_average, percentiles, produce, warm_up
+from latency import FEW, PARTITIONS, measure
+from stream_joins import kafka_stream, run_hand_written
+
+WARMUP_S = 5
+KEYS = 100_000
+
+
+def main() -> None:
+    from streamjoin.settings import Settings
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000, help="records copied (copy)")
+    parser.add_argument("--rate", type=float, default=10_000, help="records per second (latency, steady)")
+    parser.add_argument("--seconds", type=float, default=30, help="length of the steady phase")
+    parser.add_argument("--rounds", type=int, default=15, help="rounds of the few-records case")
+    args = parser.parse_args()
+    interval = f"{Settings.from_env().trigger_interval_ms} milliseconds"
+
+    with bench_session("streamjoin-bench-floor") as bench:
+        bench.spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")  # every batch's progress
+        print(f"broker {bench.bootstrap}; {PARTITIONS} partitions per topic; {load_average()}")
+        warm_up(bench)
+        source = new_topic(bench, "copy_in")
+        produced = produce(bench, events_catalog(source), "events",
+                           ((f"u{n % KEYS}", {"amount": n}, BASE_TS + n) for n in range(args.records)))
+        print(f"copy: {produced:,} records Kafka -> Kafka, availableNow, nothing but the source and the sink")
+        for run in ("first", "second"):
+            timed = run_hand_written(bench, kafka_stream(bench, source).select("key", "timestamp", "value"),
+                                     bench.name(f"copy_out_{run}"), produced)
+            print(f"  {run} run: {timed.rate:,.0f} records/s ({timed.seconds:.1f} s, {timed.output_records:,} out)")
+        print(f"latency: continuous queries, trigger processingTime={interval!r}; {args.rate:,.0f} records/s for "
+              f"{args.seconds:g} s, then {FEW} records at once into the idle query, {args.rounds} rounds "
+              "(targets: p99 < 1 s; all outputs in < 0.5 s)")
+        for shape in ("stateless", "keyed"):
+            continuous_floor(bench, shape, interval, args)
+        print(f"done; {load_average()}")
+
+
+def new_topic(bench: Bench, stem: str) -> str:
+    from streamjoin.kafka import admin
+
+    topic = bench.name(stem)
+    admin.create_topics(bench.bootstrap, {topic: PARTITIONS})
+    return topic
+
+
+def events_catalog(topic: str):
+    """A catalog of one stream `events` on `topic` (JSON values), for `common.produce`."""
+    from streamjoin.plan.catalog import Catalog
+
+    return Catalog.from_case_sources([dict(name="events", kind="stream", topic=topic, partitions=PARTITIONS,
+                                           key=["id"], columns={"id": "STRING", "amount": "BIGINT"},
+                                           timestamp=None)])
+
+
+def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
+    """One continuous copy of `shape`: the steady phase's latency, then the few-record rounds."""
+    import random
+
+    source, output = new_topic(bench, f"{shape}_in"), new_topic(bench, f"{shape}_out")
+    rows = kafka_stream(bench, source).select("key", "timestamp", "value")
+    if shape == "keyed":
+        rows = keyed_step(rows)
+    query = (rows.writeStream.format("streamjoin_kafka").option("kafka.bootstrap.servers", bench.bootstrap)
+             .option("topic", output).option("checkpointLocation", str(bench.work_dir / "checkpoints" / output))
+             .trigger(processingTime=interval).start())
+    try:
+        time.sleep(8)  # the query's start and first (empty) batches are not measured
+        steady = [(n % PARTITIONS, b"k%d" % (n % KEYS), b'{"amount":%d}' % n)
+                  for n in range(int(args.rate * args.seconds))]
+        since = int(time.time() * 1000)
+        seen = measure(bench, source, output, steady, args.rate, since, timeout_s=30)
+        first = min((ts for ts, _ in seen), default=since)
+        counted = [read - ts for ts, read in seen if ts >= first + WARMUP_S * 1000]
+        time.sleep(1)  # outputs go out before their batch ends: let the last one report
+        steady_batches = batch_durations(query)
+        spans = []
+        for round_ in range(args.rounds):
+            time.sleep(1.5 + random.Random(round_).random())  # a different point of the trigger cycle
+            few = [(n % PARTITIONS, b"f%d" % n, b'{"amount":%d}' % n) for n in range(FEW)]
+            got = measure(bench, source, output, few, 1e9, int(time.time() * 1000), timeout_s=10)
+            if len(got) == FEW:
+                spans.append((max(read for _, read in got) - min(ts for ts, _ in got)) / 1000)
+        time.sleep(1)  # the last round's batch reports its progress when it ends
+        few_batches = batch_durations(query)[len(steady_batches):]
+    finally:
+        query.stop()
+    figures = percentiles(counted) if counted else {}
+    print(f"  {shape}: steady {len(seen):,} of {len(steady):,} read, "
+          + ", ".join(f"{name} {ms / 1000:.3f} s" for name, ms in figures.items())
+          + f"; batches with input {len(steady_batches)}, triggerExecution mean {mean_s(steady_batches)}")
+    print(f"  {shape}: few records, {len(spans)} of {args.rounds} rounds complete: median "
+          + (f"{statistics.median(spans):.3f} s (min {min(spans):.3f}, max {max(spans):.3f})" if spans else "-")
+          + f"; triggerExecution mean {mean_s(few_batches)}")
+
+
+def keyed_step(rows):
+    """`rows` through transformWithStateInPandas, grouped into one key per task (as streamjoin
+    groups its input by task), handing every row on unchanged."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming import StatefulProcessor
+
+    class HandOn(StatefulProcessor):
+        def init(self, handle) -> None:
+            """No state: only the step's own cost is measured."""
+
+        def handleInputRows(self, key, frames, timerValues):
+            for frame in frames:
+                yield frame.drop(columns=["task"])
+
+        def close(self) -> None:
+            """Nothing to release."""
+
+    return (rows.withColumn("task", F.pmod(F.hash("key"), F.lit(PARTITIONS))).groupBy("task")
+            .transformWithStateInPandas(HandOn(), "key binary, timestamp timestamp, value binary", "Append", "None"))
+
+
+def batch_durations(query) -> list[float]:
+    """triggerExecution (ms) of the query's batches so far that read input."""
+    return [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"]]
+
+
+def mean_s(durations: list[float]) -> str:
+    return f"{statistics.mean(durations) / 1000:.3f} s" if durations else "-"
+
+
+if __name__ == "__main__":
+    main()
