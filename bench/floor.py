@@ -23,6 +23,7 @@ Usage: python bench/floor.py [--records 1000000] [--rate 10000] [--seconds 30] [
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 
@@ -84,8 +85,6 @@ def events_catalog(topic: str):
 
 def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
     """One continuous copy of `shape`: the steady phase's latency, then the few-record rounds."""
-    import random
-
     source, output = new_topic(bench, f"{shape}_in"), new_topic(bench, f"{shape}_out")
     rows = kafka_stream(bench, source).select("key", "timestamp", "value")
     if shape == "keyed":
