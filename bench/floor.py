@@ -94,18 +94,16 @@ def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
              .trigger(processingTime=interval).start())
     try:
         time.sleep(8)  # the query's start and first (empty) batches are not measured
-        steady = [(n % PARTITIONS, b"k%d" % (n % KEYS), b'{"amount":%d}' % n)
-                  for n in range(int(args.rate * args.seconds))]
+        steady = encoded(b"k", int(args.rate * args.seconds))
         since = int(time.time() * 1000)
         seen = measure(bench, source, output, steady, args.rate, since, timeout_s=30)
         first = min((ts for ts, _ in seen), default=since)
         counted = [read - ts for ts, read in seen if ts >= first + WARMUP_S * 1000]
         time.sleep(1)  # outputs go out before their batch ends: let the last one report
         steady_batches = batch_durations(query)
-        spans = []
+        few, spans = encoded(b"f", FEW), []
         for round_ in range(args.rounds):
             time.sleep(1.5 + random.Random(round_).random())  # a different point of the trigger cycle
-            few = [(n % PARTITIONS, b"f%d" % n, b'{"amount":%d}' % n) for n in range(FEW)]
             got = measure(bench, source, output, few, 1e9, int(time.time() * 1000), timeout_s=10)
             if len(got) == FEW:
                 spans.append((max(read for _, read in got) - min(ts for ts, _ in got)) / 1000)
@@ -120,6 +118,11 @@ def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
     print(f"  {shape}: few records, {len(spans)} of {args.rounds} rounds complete: median "
           + (f"{statistics.median(spans):.3f} s (min {min(spans):.3f}, max {max(spans):.3f})" if spans else "-")
           + f"; triggerExecution mean {mean_s(few_batches)}")
+
+
+def encoded(prefix: bytes, count: int) -> list[tuple[int, bytes, bytes]]:
+    """`count` records as `latency.measure` sends them: (partition, key, JSON value)."""
+    return [(n % PARTITIONS, b"%b%d" % (prefix, n % KEYS), b'{"amount":%d}' % n) for n in range(count)]
 
 
 def keyed_step(rows):
