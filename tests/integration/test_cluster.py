@@ -6,8 +6,8 @@ SparkContext, and this one may hold the session's local one."""
 
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,12 +25,6 @@ SPARK_HOME = Path(pyspark.__file__).parent
 CASE = "ksqldb.stream_table.left"  # stateful: the join's state lives on the executors
 START_TIMEOUT_S = 90.0
 RUN_TIMEOUT_S = 300.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def spark_env(tmp_path: Path) -> dict[str, str]:
@@ -84,6 +78,13 @@ def run_cases(env: dict, home: Path) -> str:
     return result.stdout
 
 
+def bound_port(log: Path, service: str) -> int | None:
+    """The port a Spark daemon bound `service` to, from its log. Every port is chosen by the
+    daemon itself (port 0): a port picked here and bound there later can be taken in between."""
+    found = re.search(rf"started service '{service}' on port (\d+)", log.read_text())
+    return int(found.group(1)) if found else None
+
+
 def master_state(webui: int) -> dict:
     with urllib.request.urlopen(f"http://127.0.0.1:{webui}/json/", timeout=5) as response:
         return json.load(response)
@@ -91,20 +92,21 @@ def master_state(webui: int) -> dict:
 
 def test_join_on_a_standalone_cluster(kafka_bootstrap, tmp_path):
     env = spark_env(tmp_path)
-    port, webui = free_port(), free_port()
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    master_log, worker_log = tmp_path / "master.log", tmp_path / "worker.log"
     master = [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-              "--port", str(port), "--webui-port", str(webui)]
-    worker = [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-              "--cores", "2", "--memory", "2g", "--webui-port", str(free_port()),
-              f"spark://127.0.0.1:{port}"]
-    with started(master, env, tmp_path / "master.log"), \
-            started(worker, env, tmp_path / "worker.log"):
-        wait_until(lambda: master_state(webui)["aliveworkers"] == 1, "the worker",
-                   tmp_path / "worker.log")
-        output = run_cases({**env, "STREAMJOIN_SPARK_MASTER": f"spark://127.0.0.1:{port}",
-                            "STREAMJOIN_KAFKA_BOOTSTRAP": kafka_bootstrap}, tmp_path / "home")
-        state = master_state(webui)
+              "--port", "0", "--webui-port", "0"]
+    with started(master, env, master_log):
+        port, webui = (wait_until(lambda: bound_port(master_log, service), service, master_log)
+                       for service in ("sparkMaster", "MasterUI"))
+        worker = [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                  "--cores", "2", "--memory", "2g", "--webui-port", "0",
+                  f"spark://127.0.0.1:{port}"]
+        with started(worker, env, worker_log):
+            wait_until(lambda: master_state(webui)["aliveworkers"] == 1, "the worker", worker_log)
+            output = run_cases({**env, "STREAMJOIN_SPARK_MASTER": f"spark://127.0.0.1:{port}",
+                                "STREAMJOIN_KAFKA_BOOTSTRAP": kafka_bootstrap}, tmp_path / "home")
+            state = master_state(webui)
     apps = [app["name"] for app in state["activeapps"] + state["completedapps"]]
     assert "streamjoin-cases" in apps  # the join ran on the cluster's executors
     print(output.strip().splitlines()[-1], f"on spark://127.0.0.1:{port}")
