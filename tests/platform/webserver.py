@@ -6,13 +6,14 @@ started)."""
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from streamjoin import services
 
 READY_TIMEOUT_S = 90.0
 INSTANCE_TEMPLATE = Path(__file__).resolve().parents[2] / "dagster.yaml"  # what `make ui` uses
@@ -49,12 +50,6 @@ class Webserver:
                 continue
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start(workdir: Path, target: list[str], home: Path, env: dict[str, str],
           spark_runs: int = 1) -> Webserver:
     """Start `dagster dev` on `target` (e.g. ["-w", "workspace.yaml"] or ["-f", "defs.py"]) in
@@ -68,7 +63,7 @@ def start(workdir: Path, target: list[str], home: Path, env: dict[str, str],
     subprocess.run([str(dagster), "instance", "concurrency", "set", "spark", str(spark_runs)],
                    env={**os.environ, **env, "DAGSTER_HOME": str(home)}, check=True,
                    stdout=subprocess.DEVNULL)
-    port = free_port()
+    port = services.free_port()
     log_path = home / "dagster-dev.log"
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
