@@ -97,8 +97,8 @@ def test_join_on_a_standalone_cluster(kafka_bootstrap, tmp_path):
     master = [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
               "--port", "0", "--webui-port", "0"]
     with started(master, env, master_log):
-        port, webui = (wait_until(lambda: bound_port(master_log, service), service, master_log)
-                       for service in ("sparkMaster", "MasterUI"))
+        port = wait_until(lambda: bound_port(master_log, "sparkMaster"), "the master", master_log)
+        webui = wait_until(lambda: bound_port(master_log, "MasterUI"), "the master's UI", master_log)
         worker = [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
                   "--cores", "2", "--memory", "2g", "--webui-port", "0",
                   f"spark://127.0.0.1:{port}"]
