@@ -127,7 +127,10 @@ class EngineResource(dg.ConfigurableResource):
 
 
 def default_resources(settings: Settings | None = None) -> dict:
-    """The resources every definition uses: the engine configured from the environment, and
-    the Spark session resource it uses (also a top-level resource, so the UI shows its config)."""
+    """The resources every definition uses: the engine configured from the environment (its
+    home and Delta root from `settings` when given), and the Spark session resource it uses
+    (also a top-level resource, so the UI shows its config)."""
     spark = spark_resource(settings)
-    return {"engine": EngineResource(spark=spark), "spark": spark}
+    paths = {"home": str(settings.home),
+             "delta_root": str(settings.delta_root_override or "")} if settings else {}
+    return {"engine": EngineResource(spark=spark, **paths), "spark": spark}

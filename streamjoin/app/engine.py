@@ -73,6 +73,9 @@ class Engine:
     def delta_path(self, query: Query) -> str:
         return str(self.settings.delta_root / query.name)
 
+    def dead_letter_path(self, query: Query) -> str:
+        return self.delta_path(query) + "-dead-letters"
+
     def dead_letter_topic(self, query: Query) -> str:
         return f"{query.name}-dead-letters"
 
@@ -106,7 +109,7 @@ class Engine:
             self._read_positions(query)  # raises DataLossError before any Spark query starts
         delta_path = self.delta_path(query)
         report = RunReport(query=query.name, output_topic=query.output_topic, delta_path=delta_path)
-        dead_letters = dead_letter_writer(query.name, self.dead_letter_topic(query), delta_path + "-dead-letters",
+        dead_letters = dead_letter_writer(query.name, self.dead_letter_topic(query), self.dead_letter_path(query),
                                           self.bootstrap, self.settings)
         for sub in query.compiled:
             is_main = sub is query.compiled[-1]
@@ -149,9 +152,16 @@ class Engine:
         return result
 
     def reset(self, query: Query) -> None:
-        """Delete the query's checkpoint and output table so the next run starts from the beginning."""
+        """Start the query over: delete its checkpoint and everything it wrote — the Delta table
+        and dead-letter table, the output, dead-letter and repartition topics (the next run
+        creates them again). Kept, the topics would hold every result twice after the rerun and
+        the Delta writes of the restarted batch ids would be skipped as done. A query reading
+        the output topic then finds its checkpoint past the new log (state `data loss`)."""
         shutil.rmtree(self.checkpoint_root(query), ignore_errors=True)
-        shutil.rmtree(self.delta_path(query), ignore_errors=True)
+        for path in (self.delta_path(query), self.dead_letter_path(query)):
+            shutil.rmtree(path, ignore_errors=True)
+        admin.delete_topics(self.bootstrap, [query.output_topic, self.dead_letter_topic(query),
+                                             *query.repartition_topics], settings=self.settings)
 
     def backfill(self, query: Query, start_ms: int, end_ms: int) -> RunReport:
         """Recompute [start_ms, end_ms) in batch mode with the same plan — over the input up to

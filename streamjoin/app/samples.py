@@ -3,8 +3,11 @@ table of each output (read back from its Kafka topic) with where it lives."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from pathlib import Path
+from typing import Mapping
 
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import Query, SqlProject, folder_catalog, load_project
@@ -80,13 +83,27 @@ def print_outputs(project: SqlProject, engine: Engine, reports: dict | None = No
                   f"{report.dropped_records} dropped, {report.dead_letters} dead letters")
         print(show(query, engine))
     if not engine.settings.kafka_bootstrap:
-        print(f"\nThe embedded broker keeps running at {engine.bootstrap} (`streamjoin broker stop` stops it); "
+        print(f"\nThe embedded broker keeps running at {engine.bootstrap} "
+              f"(`STREAMJOIN_HOME={engine.settings.home} streamjoin broker stop` stops it); "
               f"run the demo again to process only what is new.")
+
+
+DEMO_HOME = "demo"  # under the default home
+
+
+def demo_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """The demo's settings: its own home `<default home>/demo` (checkpoints, Delta tables,
+    embedded broker) unless STREAMJOIN_HOME names one. Sharing `make ui`'s home, the checkpoints
+    the demo advanced made the UI's first run read nothing while its topics looked empty."""
+    env = os.environ if env is None else env
+    settings = Settings.from_env(env)
+    return settings if env.get("STREAMJOIN_HOME") else \
+        dataclasses.replace(settings, home=settings.home / DEMO_HOME)
 
 
 def run_demo(sql_dir: Path, samples_dir: Path) -> int:
     """The main job without an orchestrator: every query run in file order."""
-    engine = Engine(Settings.from_env())
+    engine = Engine(demo_settings())
     project = prepare(sql_dir, samples_dir, engine)
     print_outputs(project, engine, {query.name: engine.run(query) for query in project.queries})
     return 0
