@@ -4,6 +4,7 @@ PARTITION BY and the projection with each flavour's output naming and key."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 from sqlglot import exp
 
@@ -28,6 +29,28 @@ from streamjoin.plan.windows import group_window, window_aggregate, window_input
 from streamjoin.plan.subqueries import check_uncorrelated, reads_one_relation, semi_anti_join, subquery_predicate
 
 
+class _Right(NamedTuple):
+    """A JOIN clause's right relation: the clause, its input, its FOR SYSTEM_TIME AS OF argument."""
+
+    join: exp.Join
+    input: Input
+    temporal: exp.Expr | None
+
+
+class _Lateral(NamedTuple):
+    """A LATERAL clause (an unnested array) and the relation it adds to the scope."""
+
+    lateral: exp.Lateral
+    entry: ScopeEntry
+
+
+class _Where(NamedTuple):
+    """WHERE: its resolved conjuncts, and its [NOT] IN / [NOT] EXISTS tests (semi / anti joins)."""
+
+    predicates: list[exp.Expr]
+    tests: list
+
+
 def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sink: str | None = None,
                 emit_final: bool = False, ranked: frozenset = frozenset()):
     """The plan of one SELECT up to its Project. `sink`: the relation a persistent query writes
@@ -40,53 +63,86 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     if from_ is None:
         raise ctx.error("missing-from", "a streaming query needs a FROM clause", select)
     current = _relation(ctx, from_.this, views, windows, first_rank_columns(select))
-    rights = [(join, *_right_input(ctx, join, views, windows)) for join in select.args.get("joins") or []]
-    laterals = [(lateral, ScopeEntry(lateral.alias or "element", {lateral.alias or "element": None}, "stream"))
+    rights = [_Right(join, *_right_input(ctx, join, views, windows)) for join in select.args.get("joins") or []]
+    laterals = [_Lateral(lateral, ScopeEntry(lateral.alias or "element", {lateral.alias or "element": None}, "stream"))
                 for lateral in select.args.get("laterals") or []]
     # every relation is visible before WHERE is resolved: comma joins take their condition from it
-    written = [(from_.this, current.entries), *((join.this, right.entries) for join, right, _ in rights),
-               *((lateral, [entry]) for lateral, entry in laterals)]
+    written = [(from_.this, current.entries), *((right.join.this, right.input.entries) for right in rights),
+               *((lateral.lateral, [lateral.entry]) for lateral in laterals)]
     for node, entries in written:
         for entry in entries:
             scope.add(entry, node)
-    where, tests = [], []
-    for conjunct in cond.conjuncts(select.args["where"].this) if select.args.get("where") else []:
-        test = subquery_predicate(conjunct) if ctx.flavour.subquery_joins else None
-        if test is None:
-            where.append(scope.resolve(conjunct))
-        else:
-            tests.append(test)
-    for conjunct in where:
-        comparisons.check(ctx, scope, conjunct, "WHERE")
-    key_label = None
-    state_ttl = state_ttl_hints(ctx, select, scope)
-    for join, right, temporal_arg in rights:
-        current, key_label = join_clause(ctx, scope, current, join, right, temporal_arg, where, state_ttl)
-    for lateral, entry in laterals:
-        current = lateral_clause(ctx, scope, current, lateral, entry)
-    if where:
-        current = replace(current, node=n.Filter(current.node.kind, current.node.key, current.node,
-                                                 exp.and_(*where)))
+    where = _where(ctx, scope, select)
+    current, key_label = _joined(ctx, scope, select, current, rights, laterals, where.predicates)
     number = row_number(select)
     if number is not None:
         current = deduplicate(ctx, scope, current, number, ranked)
-    for test in tests:
-        from_ = test.query.args.get("from_")
-        if from_ is None:
-            raise ctx.error("subquery", "a subquery in WHERE needs a FROM clause", test.written)
-        if reads_one_relation(test.query):
-            right = _relation(ctx, from_.this, views, windows)
-        else:
-            check_uncorrelated(ctx, test, scope)
-            ctx.derived += 1
-            right = _derived(ctx, test.query, f"_subquery{ctx.derived}", views, test.written)
-        current = semi_anti_join(ctx, scope, current, right, test)
+    for test in where.tests:
+        current = _semi_anti_join(ctx, scope, current, test, views, windows)
     if select.args.get("group") and ctx.flavour.group_window_functions:
         current, select = group_window(ctx, select, scope, current) or (current, select)
     scope.synthetic_key = current.naming.synthetic
     items = [(name, exp.Literal.number(1) if written is number else expr, written)  # every kept row is rank 1
              for name, expr, written in projection.expand(ctx, scope, select, current.naming,
                                                           partitioned=bool(partition_by))]
+    current = _aggregated(ctx, scope, select, current, items, emit_final)
+    if partition_by:
+        current, key_label = _partitioned(ctx, scope, current, partition_by)
+    projected = projection.split_key(ctx, current, items, key_label, sink)
+    kind = current.node.kind
+    upsert = ctx.flavour.output_key is OutputKey.UPSERT_KEY
+    key = tuple(projected.key.values()) if upsert else current.node.key
+    project = n.Project(kind, key, current.node, projected.key, projected.values, key_from_columns=upsert)
+    return replace(current, node=project), list(projected.key), list(projected.values), kind, scope
+
+
+def _where(ctx: Context, scope: SelectScope, select: exp.Select) -> _Where:
+    predicates, tests = [], []
+    for conjunct in cond.conjuncts(select.args["where"].this) if select.args.get("where") else []:
+        test = subquery_predicate(conjunct) if ctx.flavour.subquery_joins else None
+        if test is None:
+            predicates.append(scope.resolve(conjunct))
+        else:
+            tests.append(test)
+    for conjunct in predicates:
+        comparisons.check(ctx, scope, conjunct, "WHERE")
+    return _Where(predicates, tests)
+
+
+def _joined(ctx: Context, scope: SelectScope, select: exp.Select, current: Input, rights: list[_Right],
+            laterals: list[_Lateral], where: list[exp.Expr]) -> tuple[Input, str | None]:
+    """The FROM relation joined with each JOIN's, then each LATERAL's, then filtered by WHERE;
+    with the key name the last join gives (see plan.clauses)."""
+    key_label = None
+    state_ttl = state_ttl_hints(ctx, select, scope)
+    for right in rights:
+        current, key_label = join_clause(ctx, scope, current, right.join, right.input, right.temporal, where,
+                                         state_ttl)
+    for lateral in laterals:
+        current = lateral_clause(ctx, scope, current, lateral.lateral, lateral.entry)
+    if where:
+        current = replace(current, node=n.Filter(current.node.kind, current.node.key, current.node,
+                                                 exp.and_(*where)))
+    return current, key_label
+
+
+def _semi_anti_join(ctx: Context, scope: SelectScope, current: Input, test, views, windows) -> Input:
+    """WHERE [NOT] IN / [NOT] EXISTS (subquery): `current` joined with the subquery's relation."""
+    from_ = test.query.args.get("from_")
+    if from_ is None:
+        raise ctx.error("subquery", "a subquery in WHERE needs a FROM clause", test.written)
+    if reads_one_relation(test.query):
+        right = _relation(ctx, from_.this, views, windows)
+    else:
+        check_uncorrelated(ctx, test, scope)
+        ctx.derived += 1
+        right = _derived(ctx, test.query, f"_subquery{ctx.derived}", views, test.written)
+    return semi_anti_join(ctx, scope, current, right, test)
+
+
+def _aggregated(ctx: Context, scope: SelectScope, select: exp.Select, current: Input, items: list,
+                emit_final: bool) -> Input:
+    """GROUP BY, HAVING and the aggregation window; `current` as it is where nothing aggregates."""
     group_by = [scope.resolve(g) for g in (select.args.get("group").expressions if select.args.get("group") else [])]
     aggregated = group_by or any(e.find(exp.AggFunc) for _, e, _ in items)
     having = scope.resolve(select.args["having"].this) if select.args.get("having") else None
@@ -96,31 +152,30 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
     aggregation_window = _aggregation_window(ctx, select, emit_final, current)
     if aggregation_window is not None and not aggregated:
         raise ctx.error("window-without-group-by", "WINDOW TUMBLING|HOPPING|SESSION needs GROUP BY", select)
-    if aggregated:
-        aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
-        key = tuple(group_by) + (_BOUNDS if aggregation_window else ())
-        node = window_aggregate(current.entries, current.node, group_by, aggregates, having) or \
-            n.Aggregate("table", key, current.node, tuple(group_by), aggregates, having, aggregation_window)
-        current = replace(current, node=node,
-                          key_names={g.sql() for g in group_by} if len(group_by) == 1 else set(),
-                          naming=KeyNaming.of_key(group_by))
-    if partition_by:
-        keys = tuple(scope.resolve(p) for p in partition_by)
-        node = n.Repartition(current.node.kind, keys, current.node, None, "PARTITION BY")
-        current = replace(current, node=node, key_names={k.sql() for k in keys} if len(keys) == 1 else set(),
-                          naming=KeyNaming.of_key(keys))
-        first = partition_by[0]
-        key_label = projection.folded(ctx, first.this) if isinstance(first, exp.Column) else "KSQL_COL_0"
-    projected = projection.split_key(ctx, current, items, key_label, sink)
-    kind = current.node.kind
-    upsert = ctx.flavour.output_key is OutputKey.UPSERT_KEY
-    key = tuple(projected.key.values()) if upsert else current.node.key
-    project = n.Project(kind, key, current.node, projected.key, projected.values, key_from_columns=upsert)
-    return replace(current, node=project), list(projected.key), list(projected.values), kind, scope
+    if not aggregated:
+        return current
+    aggregates = {name: expr for name, expr, _ in items if expr.find(exp.AggFunc)}
+    # a windowed aggregate's key ends with its window's bounds (plan.keys names no column after them)
+    bounds = tuple(exp.column(b) for b in ctx.flavour.window_columns) if aggregation_window else ()
+    node = window_aggregate(current.entries, current.node, group_by, aggregates, having) or \
+        n.Aggregate("table", tuple(group_by) + bounds, current.node, tuple(group_by), aggregates, having,
+                    aggregation_window)
+    return replace(current, node=node, key_names={g.sql() for g in group_by} if len(group_by) == 1 else set(),
+                   naming=KeyNaming.of_key(group_by))
 
 
-# A windowed aggregate's key ends with its window's bounds (plan.keys names no column after them).
-_BOUNDS = (exp.column("WINDOWSTART"), exp.column("WINDOWEND"))
+def _partitioned(ctx: Context, scope: SelectScope, current: Input, partition_by) -> tuple[Input, str]:
+    """PARTITION BY: `current` re-keyed, with the key's name (a column's own, else the flavour's
+    name for a generated column)."""
+    keys = tuple(scope.resolve(p) for p in partition_by)
+    node = n.Repartition(current.node.kind, keys, current.node, None, "PARTITION BY")
+    current = replace(current, node=node, key_names={k.sql() for k in keys} if len(keys) == 1 else set(),
+                      naming=KeyNaming.of_key(keys))
+    first = partition_by[0]
+    generated = f"{ctx.flavour.expression_column_prefix}0"
+    return current, projection.folded(ctx, first.this) if isinstance(first, exp.Column) else generated
+
+
 _DAY_MS = 24 * 3_600_000
 
 
@@ -128,6 +183,9 @@ def _aggregation_window(ctx: Context, select: exp.Select, emit_final: bool, belo
     window = next((w for w in select.args.get("windows") or [] if isinstance(w, AggregationWindow)), None)
     if window is None:  # EMIT FINAL without a window is rejected before planning (plan.checks)
         return None
+    if not ctx.flavour.window_columns:  # the windowed key ends with its bounds' columns
+        raise ctx.error("window-aggregation", f"WINDOW TUMBLING|HOPPING|SESSION is ksqlDB's; {ctx.flavour.name} "
+                        "has no window bound columns to key its results by", window)
     kind = window.args["kind"]
     if kind == "SESSION" and below.node.kind != "stream":
         # a session's bounds are its rows' times; a changelog's retraction carries the time of
