@@ -44,6 +44,9 @@ class Flavour:
     star_prefixes_alias: bool = False  # SELECT * over a join names columns <ALIAS>_<COLUMN>
     star_skips_key_column: bool = False  # SELECT * leaves out the `_key` pseudo-column
     star_skips_proctime: bool = False  # SELECT * leaves out a PROCTIME() column
+    # a name the SELECT list already holds gets the lowest number from 0 that makes it unique
+    # appended (ID, ID0, ID1: s-Server's validator), instead of the duplicate-column error
+    numbers_repeated_output_names: bool = False
     # SELECT * over a join that ends in PARTITION BY also lists each input's pseudo-columns
     # (<ALIAS>_ROWTIME, ...): ksqlDB re-keys the join's internal row, which carries copies of them
     partitioned_join_star_lists_pseudo_columns: bool = False
@@ -52,8 +55,8 @@ class Flavour:
     generated_names_count_unnamed: bool = False  # <prefix>n counts unnamed expressions (else n = position)
     synthetic_join_key: bool = False  # FULL OUTER and expression joins are keyed by a synthetic ROWKEY column
     # a persistent join query must project its key (option key_must_be_projected): ksqlDB 0.15+
-    # insists; its documentation's examples leave the key out, and we can name one, so the
-    # default accepts them
+    # insists; its documentation's examples leave the key out, which `false` accepts (the key
+    # is then named after the join criteria)
     join_key_must_be_projected: bool = False
     reserved_column_names: tuple[str, ...] = ()  # pseudo-column names no output column may take
     # per-record columns every relation has without declaring them, with their types
@@ -81,6 +84,9 @@ class Flavour:
     # -- joins
     join_model: JoinModel = JoinModel.RELATIONAL
     implicit_key_join: bool = False  # a JOIN without ON joins the inputs' keys
+    # SELECT STREAM|TABLE reads each source the query names directly as a stream or a table,
+    # whatever its declaration says (Lenses: the query, not the topic, decides)
+    select_kind_reads_sources: bool = False
     on_sides_single_table: bool = False  # ON: `=` with one table each side, or one-table predicates, ANDed
     equi_join_conditions_only: bool = False  # ON: key equalities only (option allow_non_equi_predicates)
     single_key_equality: bool = False  # one key equality per join (option allow_multi_column_keys)
@@ -88,8 +94,8 @@ class Flavour:
     table_joins_on_primary_key: bool = False  # a table is joined on its key; else a foreign-key join
     foreign_key_join_needs_source_table: bool = False  # a foreign-key join's left input is a declared table
     # a deleted or unmatched left row of a foreign-key join is a tombstone even without a result row
-    # to delete (Kafka Streams does; option fk_redundant_tombstones): off by default, as ksqlDB's
-    # documentation shows it, since a tombstone for a key never written changes nothing
+    # to delete (Kafka Streams does; option fk_redundant_tombstones); ksqlDB's documentation shows
+    # none (`false`), since a tombstone for a key never written changes nothing
     foreign_key_tombstone_without_result: bool = False
     repartitions_tables: bool = False  # a table not keyed by its join expressions is re-keyed
     repartitions_to_match_partitions: bool = False  # the input with fewer partitions is repartitioned
@@ -99,8 +105,8 @@ class Flavour:
     # stream-stream late records as Kafka Streams treats them (option window_store_retention):
     # each side's window store keeps records for before + after + grace by that side's own
     # stream time, and a late record still joins what the other store holds (an unmatched outer
-    # one is emitted at once); off by default, as ksqlDB's documentation discards a record later
-    # than window end + grace (conformance ksqldb.stream_stream.late_record_discarded)
+    # one is emitted at once); ksqlDB's documentation discards a record later than window end +
+    # grace (`false`; conformance ksqldb.stream_stream.late_record_discarded)
     stream_join_store_retention: bool = False
     # -- clauses
     having_filters_groups: bool = True  # HAVING filters a GROUP BY's groups (else the clause is rejected)
@@ -137,6 +143,11 @@ class Ksqldb(Flavour):
     single_key_equality = True
     table_joins_on_primary_key = True
     foreign_key_join_needs_source_table = True
+    # where ksqlDB's engine and its documentation disagree, the engine (the documented behaviour
+    # is one SET away: docs/semantics.md, "Coming from ksqlDB")
+    join_key_must_be_projected = True
+    foreign_key_tombstone_without_result = True
+    stream_join_store_retention = True
     eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
     concat_skips_nulls = True
     cast_failure_is_null = True  # its documented CAST: NULL when the value does not convert
@@ -170,6 +181,7 @@ class Lenses(Flavour):
     table_requires_primary_key = True
     join_model = JoinModel.KEYED
     implicit_key_join = True
+    select_kind_reads_sources = True
     on_sides_single_table = True
     table_right_join_stream = True
     repartitions_tables = True
@@ -186,6 +198,7 @@ class SqlStream(Flavour):
 
     name = "sqlstream"
     upper_case_identifiers = True
+    numbers_repeated_output_names = True
     rowtime_is_output_time = True
     join_model = JoinModel.WINDOWED
 

@@ -123,12 +123,20 @@ def test_rejected_naming_the_identifiers(name):
     assert ExpectError(case.names, match="names").missing(error) == [], error.reason
 
 
-def test_a_join_key_left_out_of_the_projection_is_named_by_default():
-    """ksqlDB's documentation writes such queries; ksqlDB 0.15+ rejects them unless the key is
-    projected (the option key_must_be_projected, tested above)."""
-    sql = "CREATE STREAM OUT AS SELECT L.B, R.D FROM L JOIN R WITHIN 1 SECOND ON L.A = R.A;"
+def test_a_join_key_left_out_of_the_projection_is_named_as_documented():
+    """ksqlDB's documentation writes such queries; ksqlDB 0.15+ (the default) rejects them unless
+    the key is projected (tested above)."""
+    sql = ("SET 'streamjoin.key_must_be_projected'='false';\n"
+           "CREATE STREAM OUT AS SELECT L.B, R.D FROM L JOIN R WITHIN 1 SECOND ON L.A = R.A;")
     [query] = plan_program(sql, CATALOG, "ksqldb").queries
     assert list(query.key_columns) == ["A"]  # the left-most column of the join criteria
+
+
+def test_a_join_key_left_out_of_the_projection_is_rejected_by_default():
+    with pytest.raises(StreamJoinError) as caught:
+        plan_program("CREATE STREAM OUT AS SELECT L.B, R.D FROM L JOIN R WITHIN 1 SECOND ON L.A = R.A;",
+                     CATALOG, "ksqldb")
+    assert caught.value.rule == "key-not-projected"
 
 
 def test_transient_queries_need_no_key_in_the_projection():
