@@ -237,7 +237,11 @@ class _Parser(DeclarationParsing, parser.Parser):
                 if type(table) is exp.Table:
                     table = SourceTable(**table.args)
                     join.set("this", table)
-                table.set("within", within)
+                earlier = table.args.get("within")
+                if earlier is not None:
+                    earlier.set("repeated", within)
+                else:
+                    table.set("within", within)
         return join
 
 

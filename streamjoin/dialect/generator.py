@@ -22,6 +22,8 @@ def _within_sql(self, e: Within) -> str:
         parts.append(f"WITHIN {body}" if e.args.get("symmetric") else f"WITHIN ({body}, {self.sql(e, 'after')})")
     if e.args.get("grace"):
         parts.append(f"GRACE PERIOD {self.sql(e, 'grace')}")
+    if e.args.get("repeated"):
+        parts.append(self.sql(e, "repeated"))
     return " ".join(parts)
 
 

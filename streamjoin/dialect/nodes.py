@@ -22,9 +22,10 @@ class Duration(exp.Expression):
 
 class Within(exp.Expression):
     """`WITHIN n UNIT` (before = after = n) or `WITHIN (before, after)`; `grace` from
-    `GRACE PERIOD n UNIT`. Attached to the joined relation (`SourceTable.within`)."""
+    `GRACE PERIOD n UNIT`. Attached to the joined relation (`SourceTable.within`); `repeated`: a
+    second WITHIN of the same join (Lenses allows one before and one after ON), checked at plan time."""
 
-    arg_types = {"before": False, "after": False, "grace": False, "symmetric": False}
+    arg_types = {"before": False, "after": False, "grace": False, "symmetric": False, "repeated": False}
 
 
 class SourceTable(exp.Table):

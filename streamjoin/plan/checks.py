@@ -93,6 +93,7 @@ def _check_time_clauses(ctx: Context, select: exp.Select) -> None:
         if within is not None and within.args.get("before") is None:
             raise ctx.error("grace-without-within", "GRACE PERIOD extends a join window: write the window "
                             "first, WITHIN 10 SECONDS GRACE PERIOD 5 SECONDS", within)
+        _check_repeated_within(ctx, within)
         written = (("WITHIN", within, JoinModel.KEYED), ("OVER", window, JoinModel.WINDOWED),
                    ("FOR SYSTEM_TIME AS OF", version, JoinModel.RELATIONAL))
         for clause, node, owner in written:
@@ -104,6 +105,21 @@ def _check_time_clauses(ctx: Context, select: exp.Select) -> None:
         for clause, node, example in on_the_joined:
             if node is not None and leftmost:
                 raise ctx.error("time-clause", f"{clause} belongs to the joined (right) relation: {example}", node)
+
+
+def _check_repeated_within(ctx: Context, within: exp.Expr | None) -> None:
+    """Lenses' grammar places WITHIN after the joined source and after ON, and its document writes
+    both at once: the same window twice means it once; two different windows have no meaning."""
+    repeated = within.args.get("repeated") if within is not None else None
+    if repeated is None:
+        return
+    millis = [tuple(d.millis if d is not None else None for d in (w.args.get(a) for a in ("before", "after", "grace")))
+              for w in (within, repeated)]
+    if millis[0] != millis[1]:
+        shown = [", ".join(f"{a} {m} ms" for a, m in zip(("before", "after", "grace"), w) if m is not None)
+                 for w in millis]
+        raise ctx.error("within-repeated", f"this join's window is written twice with different values "
+                        f"({shown[0]}; {shown[1]}): write one WITHIN, after the joined source or after ON", repeated)
 
 
 def _nested_query(ctx: Context, select: exp.Select) -> str | bool:

@@ -52,7 +52,11 @@ def _condition(ctx, scope, left: Input, right: Input, join: exp.Join, where: lis
     """The resolved join condition from ON, USING, NATURAL, Lenses' implicit key equality, or
     (comma and CROSS joins) the WHERE conjuncts that relate the two inputs."""
     if join.args.get("on") is not None:
-        return scope.resolve(join.args["on"]), False
+        on = scope.resolve(join.args["on"])
+        if ctx.flavour.implicit_key_join and not _relates(on, left, right):
+            # Lenses joins on keys: an ON of one-table predicates filters the _key join
+            return exp.and_(on, _key_equality(ctx, left, right, join)), False
+        return on, False
     using = [u.name for u in join.args.get("using") or []]
     if join.args.get("method", "").upper() == "NATURAL":
         right_cols = {c.lower() for e in right.entries for c in e.columns}
@@ -70,9 +74,7 @@ def _condition(ctx, scope, left: Input, right: Input, join: exp.Join, where: lis
     if is_asof(join):  # no ON: every row has the one empty key; WHERE filters the matches
         return None, False
     if ctx.flavour.implicit_key_join and join_type != "CROSS":
-        if len(left.node.key) != len(right.node.key) or not left.node.key:
-            raise ctx.error("join-condition", "a join without ON needs both inputs keyed (_key)", join)
-        return exp.and_(*(exp.EQ(this=l, expression=r) for l, r in zip(left.node.key, right.node.key))), True
+        return _key_equality(ctx, left, right, join), True
     both = left.aliases | right.aliases
     taken = [c for c in where if relations(c) <= both and relations(c) & left.aliases and relations(c) & right.aliases]
     for conjunct in taken:
@@ -80,6 +82,19 @@ def _condition(ctx, scope, left: Input, right: Input, join: exp.Join, where: lis
     if not taken and join_type != "CROSS":
         raise ctx.error("join-condition", "the join has no condition: add ON or USING (or CROSS JOIN)", join)
     return (exp.and_(*taken) if taken else None), False
+
+
+def _relates(condition: exp.Expr, left: Input, right: Input) -> bool:
+    """Whether a conjunct of `condition` reads both inputs."""
+    return any(relations(c) & left.aliases and relations(c) & right.aliases for c in cond.conjuncts(condition))
+
+
+def _key_equality(ctx: Context, left: Input, right: Input, join: exp.Join) -> exp.Expr:
+    """Lenses' implicit join condition: the inputs' keys (_key) are equal."""
+    if len(left.node.key) != len(right.node.key) or not left.node.key:
+        raise ctx.error("join-condition", "a join without ON, or whose ON compares no column of one input with "
+                        "one of the other, joins on the keys, and needs both inputs keyed (_key)", join)
+    return exp.and_(*(exp.EQ(this=l, expression=r) for l, r in zip(left.node.key, right.node.key)))
 
 
 def _ksql_key_label(ctx: Context, join_type: str, condition) -> str | None:

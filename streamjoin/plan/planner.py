@@ -22,7 +22,7 @@ from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, whole_partitions
-from streamjoin.plan.relations import View, table_name
+from streamjoin.plan.relations import View, declared_kind, table_name
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
 from streamjoin.dialect.types import ANY, SqlType
@@ -166,7 +166,7 @@ _LEADING_WORDS = re.compile(r"(?:(?:CREATE|DROP|ALTER)\s+(?:OR\s+REPLACE\s+)?)?\
 
 def _plan_view(ctx: Context, view: ViewDefinition, views: dict) -> PlannedView:
     name, select = view.this.name, view.expression
-    kind = _declared_kind(select) or "stream"
+    kind = declared_kind(select) or "stream"
     source_table = select.args.get("from_").this if select.args.get("from_") else None
     simple = (isinstance(source_table, exp.Table) and not select.args.get("joins") and not select.args.get("where")
               and all(isinstance(e, exp.Star) for e in select.expressions))
@@ -180,11 +180,6 @@ def _plan_view(ctx: Context, view: ViewDefinition, views: dict) -> PlannedView:
         views[name.lower()] = View(name, kind or result_kind, planned=planned,
                                    columns={c: None for c in (*keys, *values)})
     return PlannedView(name, kind)
-
-
-def _declared_kind(select: exp.Expr) -> str | None:
-    modifiers = {m.name.upper() for m in select.args.get("operation_modifiers") or []} if isinstance(select, exp.Select) else set()
-    return "stream" if "STREAM" in modifiers else "table" if "TABLE" in modifiers else None
 
 
 def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
@@ -232,7 +227,7 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
                             f"column of the result ({', '.join(values)})", props.written("timestamp") or statement)
     window = _result_window(ctx, planned.node, scope)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
-                  int(partitions) if partitions else None, key_format, value_format, _declared_kind(query),
+                  int(partitions) if partitions else None, key_format, value_format, declared_kind(query),
                   props.flag("wrap_single_value", True), timestamp, window)
     start, end = span(statement)
     written = ctx.sql[start:end + 1] if start is not None else ""

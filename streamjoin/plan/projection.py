@@ -153,6 +153,8 @@ def split_key(ctx: Context, current: Input, items: list[Item], key_label: str | 
         if (ctx.flavour.rowtime_is_output_time and isinstance(expr, exp.Column) and not expr.table
                 and expr.name.upper() == "ROWTIME"):
             continue
+        if name in values and ctx.flavour.numbers_repeated_output_names:
+            name = next(f"{name}{n}" for n in range(len(items) + 1) if f"{name}{n}" not in values)
         if name in values:
             raise ctx.error("duplicate-column", f"output column {name!r} appears twice; alias one of them", node)
         values[name], written[name] = expr, node

@@ -35,8 +35,17 @@ def table_name(table: exp.Table) -> str:
     return ".".join(p.name for p in (table.args.get("catalog"), table.args.get("db"), table.args.get("this")) if p)
 
 
+def declared_kind(select: exp.Expr | None) -> str | None:
+    """"stream" or "table" where a SELECT says which it is (SELECT STREAM|TABLE), else None."""
+    modifiers = select.args.get("operation_modifiers") or [] if isinstance(select, exp.Select) else []
+    names = {m.name.upper() for m in modifiers}
+    return "stream" if "STREAM" in names else "table" if "TABLE" in names else None
+
+
 def source_input(ctx: Context, alias: str, source: SourceDef, kind: str | None = None,
                  window: n.RelationWindow | None = None) -> Input:
+    if kind in ("stream", "table") and (kind == "stream") != (source.kind == "stream"):
+        source = replace(source, kind=kind)  # read as the query says (a Lenses view or SELECT kind)
     entry = ScopeEntry.of_source(alias, source, kind)
     node_kind = "stream" if entry.kind == "stream" else "table"
     key = tuple(col(alias, k) for k in source.key_columns)
@@ -65,7 +74,11 @@ def relation_input(ctx: Context, table: exp.Expr, views: dict[str, View], window
     source = ctx.catalog.get(name)
     if source is None:
         raise ctx.error("unknown-relation", f"unknown stream or table {name!r}", table)
-    return source_input(ctx, alias, source, None, window)
+    read_as = declared_kind(table.find_ancestor(exp.Select)) if ctx.flavour.select_kind_reads_sources else None
+    if read_as == "table" and not source.key_columns:
+        raise ctx.error("table-primary-key", f"SELECT TABLE reads {name} as a table, and it has no key: declare "
+                        "its `_key` column (`_key INT KEY`), or read it with SELECT STREAM", table)
+    return source_input(ctx, alias, source, read_as, window)
 
 
 def temporal_function(ctx: Context, lateral: exp.Lateral) -> tuple[dict, str, exp.Expr]:

@@ -145,7 +145,8 @@ def test_explain_shows_the_aggregation_window(window, shown):
     ("SET 'streamjoin.reemit_on_table_update'='false';\n", "lenses", False),
 ])
 def test_reemission_default_by_flavour_and_option(setting, flavour, expected):
-    select = "SELECT STREAM s.v FROM ls s LEFT JOIN rt t ON s.id = t.id" if flavour == "lenses" else \
+    select = "WITH tv AS (SELECT TABLE * FROM rt);\nSELECT STREAM s.v FROM ls s LEFT JOIN tv t ON s.id = t.id" \
+        if flavour == "lenses" else \
         "SELECT s.v FROM ls s LEFT JOIN rt t ON s.id = t.id"
     [query] = plan_program(setting + select, CATALOG, flavour).queries
     assert query.project.child.reemit_on_late_table_row is expected
