@@ -35,7 +35,8 @@ from streamjoin.runtime.stages import (
     Stage,
 )
 from streamjoin.runtime.sessions import SessionAggregateStage
-from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
+from streamjoin.runtime.bindings import Entry, SinkBinding
+from streamjoin.runtime.task import PipelineRuntime
 from streamjoin.runtime.windowed import WindowedAggregateStage
 from streamjoin.runtime.windows import WindowAggregateStage, WindowAssignStage, zone_offset
 from streamjoin.serde.formats import SerdeSpec
@@ -239,7 +240,7 @@ def source_serde(source: SourceDef) -> SerdeSpec:
                      timestamp_format=source.timestamp_format,
                      window=source.window and window_kind(source.window.kind),
                      window_size_ms=source.window and source.window.size_ms,
-                     header_columns=source.header_columns)
+                     header_columns=source.header_columns, metadata_columns=source.metadata_columns)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:

@@ -14,7 +14,7 @@ from streamjoin.serde.batches import encode_keys, encode_values
 from streamjoin.serde.time import datetime_to_millis
 
 if TYPE_CHECKING:
-    from streamjoin.runtime.task import SinkBinding
+    from streamjoin.runtime.bindings import SinkBinding
 
 
 def encode_events(sink: SinkBinding, events: list[Event], values: list[dict] | None = None) -> list[Emitted] | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from itertools import repeat
 from time import perf_counter
-from typing import TYPE_CHECKING, Sequence
+from typing import NamedTuple, Sequence
 
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import JoinType, RowKind, Side
 from streamjoin.operators.stream_table import StreamTableJoin
+from streamjoin.runtime.bindings import Entry, Runtime, SinkBinding
 from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, without_replay_header
 from streamjoin.runtime.encoding import encode_events
 from streamjoin.runtime.records import DATA_ERRORS, column_source, describe, input_row, where
@@ -16,10 +17,28 @@ from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStag
 from streamjoin.serde.batches import encode_keys, encode_value_columns, encodes_value_columns
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
-if TYPE_CHECKING:
-    from streamjoin.runtime.task import Entry, PipelineRuntime, SinkBinding
-
 _INSERT, _LEFT, _INNER = RowKind.INSERT, Side.LEFT, JoinType.INNER
+
+
+class _Match(NamedTuple):
+    """A stream record of the plain path and the table's row it joined (`unmatched`: none)."""
+
+    index: int  # of the record in its run
+    key: tuple
+    record: DecodedRecord
+    row: InputRow
+    table_env: dict
+
+
+class _Run(NamedTuple):
+    """What the join step made of a run: the projected results (plain path: the matches) and
+    its stream records' count, latest time and the seconds spent aside on the reference path."""
+
+    results: list[tuple[int, Event]]  # (index of the row, its projected result)
+    matches: list[_Match]
+    counted: int
+    latest: int | None
+    aside: float
 
 
 class StreamTableLookup:
@@ -53,7 +72,7 @@ class StreamTableLookup:
     only WHERE filters and the projection follow the join.
     """
 
-    def __init__(self, runtime: PipelineRuntime, serde: SerdeSpec, entry: Entry,
+    def __init__(self, runtime: Runtime, serde: SerdeSpec, entry: Entry,
                  filters: tuple, project: ProjectStage) -> None:
         self.runtime = runtime
         self.serde = serde
@@ -105,7 +124,7 @@ class StreamTableLookup:
         return key, sources, values
 
     @classmethod
-    def of(cls, runtime: PipelineRuntime, topic: str) -> StreamTableLookup | None:
+    def of(cls, runtime: Runtime, topic: str) -> StreamTableLookup | None:
         """The fast path for `topic`'s records, or None where it does not apply."""
         serde, entries = runtime.inputs[topic]
         if len(entries) != 1 or runtime.uses_watermarks:
@@ -127,26 +146,45 @@ class StreamTableLookup:
         Within a run only stream records arrive, whose effects on the task (counts, the stream
         time, the join's sequence number) do not depend on their order: a record the reference
         path takes in the middle of the run changes nothing for the others."""
-        runtime, serde, alias = self.runtime, self.serde, self.alias
-        seconds, metrics = runtime.seconds, runtime.metrics
+        runtime = self.runtime
         clock = perf_counter()
-        join, processor = self.join, self.processor
-        table_get, config = processor.table.get, processor.config
-        residual, inner, on_left = config.residual, config.join_type is _INNER, self.stream_on_left
+        outputs: list[list[Output]] = [[] for _ in rows]
+        run = self._join_run(rows, records, outputs)
+        runtime.metrics["input_records"] += run.counted
+        if run.latest is not None and (runtime.stream_time is None or run.latest > runtime.stream_time):
+            runtime.stream_time = run.latest
+        if self.plain:
+            columns = {name: _column(source, run.matches) for name, source in self.plain[1].items()}
+        pushed = perf_counter()
+        runtime.seconds["operators"] += pushed - clock - run.aside  # the reference path's is in its own steps
+        if self.plain:
+            self._emit_plain(rows, run.matches, columns, outputs)
+        else:
+            self._encode(rows, run.results, outputs)
+        runtime.seconds["encode"] += perf_counter() - pushed
+        return outputs
+
+    def _join_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None],
+                  outputs: list[list[Output]]) -> _Run:
+        """Each stream record of the run looked up in the table as the join stage and operator do
+        on the reference path (StreamTableJoin._lookup), then filtered and projected (or, on the
+        plain path, kept as a `_Match`); a record this path does not cover takes the reference
+        path, and one whose evaluation fails is a dead letter, both into `outputs`."""
+        runtime, serde, alias, task = self.runtime, self.serde, self.alias, self.runtime.task
+        join, processor, plain = self.join, self.processor, self.plain
+        table_get, residual = processor.table.get, processor.config.residual
+        inner, on_left = processor.config.join_type is _INNER, self.stream_on_left
         unmatched = dict.fromkeys(join.right_aliases if on_left else join.left_aliases)
         key_of, key_column, filters, columns = self.key, self.key_column, self.filters, self.columns
-        output_alias, task = self.output_alias, runtime.task
-        plain = self.plain
-        read_key = plain[0] if plain else None
-        outputs: list[list[Output]] = [[] for _ in rows]
+        output_alias, read_key = self.output_alias, plain[0] if plain else None
         results: list[tuple[int, Event]] = []  # (index of the row, its projected result)
-        matches: list[tuple] = []  # plain: (index of the row, key, record, row, table env)
-        latest, counted = None, 0
+        matches: list[_Match] = []
+        latest, counted, aside = None, 0, 0.0
         for index, (row, record) in enumerate(zip(rows, records)):
             if record is None or record.value is None or row.partition != task:
                 before = perf_counter()
                 outputs[index] = runtime.process_record(row)  # a dead letter, or counted as ignored
-                clock -= perf_counter() - before  # what it took is in its own steps already
+                aside += perf_counter() - before
                 continue
             counted += 1
             ts = record.ts
@@ -158,11 +196,8 @@ class StreamTableLookup:
                 stream_row = input_row(serde, record, row)
                 env = {alias: stream_row}
                 value = None if key_column is None else stream_row.get(key_column)
-            try:  # the join stage and operator as on the reference path (StreamTableJoin._lookup)
-                if key_column is None:
-                    key = key_of(env)
-                else:
-                    key = None if value is None else (value,)
+            try:
+                key = key_of(env) if key_column is None else None if value is None else (value,)
                 join.seq += 1
                 if key is None:
                     processor.metrics.count("null_key")
@@ -178,48 +213,39 @@ class StreamTableLookup:
                         continue
                     table_env = unmatched
                 if plain:
-                    matches.append((index, key, record, row, table_env))
+                    matches.append(_Match(index, key, record, row, table_env))
                     continue
-                if on_left:
-                    env.update(table_env)
-                else:
-                    env = {**table_env, **env}
+                env = {**env, **table_env} if on_left else {**table_env, **env}
                 if filters and not all(predicate(env) is True for predicate in filters):
                     continue
                 results.append((index, Event._make((_INSERT, key, {output_alias: _projected(columns, env)}, ts))))
             except DATA_ERRORS as error:
-                metrics["evaluation_errors"] += 1
+                runtime.metrics["evaluation_errors"] += 1
                 outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
-        metrics["input_records"] += counted
-        if latest is not None and (runtime.stream_time is None or latest > runtime.stream_time):
-            runtime.stream_time = latest
-        if plain:
-            columns = {name: _column(source, matches) for name, source in plain[1].items()}
-        pushed = perf_counter()
-        seconds["operators"] += pushed - clock
-        if plain:
-            emitted = self._plain_emitted(matches, columns)
-            if emitted is not None:
-                self._deliver(rows, [match[0] for match in matches], emitted, outputs)
-            else:  # one by one, as the reference path, for the dead letter's reason
-                projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
-                self._encode(rows, [(match[0], Event._make((_INSERT, match[1], {output_alias: row}, match[2].ts)))
-                                    for match, row in zip(matches, projected)], outputs)
-        else:
-            self._encode(rows, results, outputs)
-        seconds["encode"] += perf_counter() - pushed
-        return outputs
+        return _Run(results, matches, counted, latest, aside)
 
-    def _plain_emitted(self, matches: list[tuple], columns: dict[str, list]) -> list[Emitted] | None:
+    def _emit_plain(self, rows: Sequence[InputRow], matches: list[_Match], columns: dict[str, list],
+                    outputs: list[list[Output]]) -> None:
+        """The plain path's results written a column at a time, or, where any one cannot be
+        encoded, one by one as the reference path does (for the dead letter's reason)."""
+        emitted = self._plain_emitted(matches, columns)
+        if emitted is not None:
+            self._deliver(rows, [match.index for match in matches], emitted, outputs)
+            return
+        projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
+        self._encode(rows, [(match.index, Event._make((_INSERT, match.key, {self.output_alias: row}, match.record.ts)))
+                            for match, row in zip(matches, projected)], outputs)
+
+    def _plain_emitted(self, matches: list[_Match], columns: dict[str, list]) -> list[Emitted] | None:
         """The sink records of the plain path's results, from their columns; None when any one
         cannot be encoded."""
         sink = self.runtime.sink
         try:
-            keys = encode_keys(sink.serde, [match[1] for match in matches])
+            keys = encode_keys(sink.serde, [match.key for match in matches])
             values = encode_value_columns(sink.serde, [columns[name] for name in self.plain[2]])
         except DATA_ERRORS:
             return None
-        return list(map(Emitted._make, zip(repeat(sink.topic), keys, values, [match[2].ts for match in matches],
+        return list(map(Emitted._make, zip(repeat(sink.topic), keys, values, [match.record.ts for match in matches],
                                            repeat(()))))
 
     def _encode(self, rows: Sequence[InputRow], results: list[tuple[int, Event]], outputs: list[list[Output]]) -> None:
@@ -234,7 +260,7 @@ class StreamTableLookup:
             return
         for index, event in results:
             headers = rows[index].headers
-            outputs[index] = runtime._emit([event], without_replay_header(headers) if headers else (), [])
+            outputs[index] = runtime.emit([event], without_replay_header(headers) if headers else (), [])
 
     def _deliver(self, rows: Sequence[InputRow], indexes: list[int], emitted: list[Emitted],
                  outputs: list[list[Output]]) -> None:
@@ -256,13 +282,13 @@ def _after_join(join: JoinStage) -> tuple[tuple, ProjectStage] | None:
     return tuple(filters), stage
 
 
-def _column(source, matches: list[tuple]) -> list:
+def _column(source, matches: list[_Match]) -> list:
     """One column of the plain path's results: a column of the stream record (a `column_source`)
     or (alias, column) of the table's row, None where the table had none."""
     if type(source) is tuple:
         alias, column = source
-        return [None if (row := match[4][alias]) is None else row.get(column) for match in matches]
-    return [source(match[2], match[3]) for match in matches]
+        return [None if (row := match.table_env[alias]) is None else row.get(column) for match in matches]
+    return [source(match.record, match.row) for match in matches]
 
 
 def _projected(columns: tuple, env: dict) -> dict:

@@ -9,14 +9,13 @@ restart.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import groupby, islice
 from operator import itemgetter
 from time import perf_counter
-from typing import Any, Callable, Hashable, Iterable, Iterator
+from typing import Hashable, Iterable, Iterator
 
-from streamjoin.operators.base import RowKind, Side
+from streamjoin.operators.base import RowKind
 from streamjoin.runtime.contract import (
     Emitted,
     Headers,
@@ -26,10 +25,11 @@ from streamjoin.runtime.contract import (
     TaskRuntime,
     without_replay_header,
 )
+from streamjoin.runtime.bindings import Entry, SinkBinding
 from streamjoin.runtime.encoding import record_millis
 from streamjoin.runtime.lookup import StreamTableLookup
 from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
-from streamjoin.runtime.stages import Env, Event, Pipeline, Stage
+from streamjoin.runtime.stages import Event, Pipeline
 from streamjoin.serde.batches import decode_all
 from streamjoin.serde.formats import (
     DecodedRecord,
@@ -45,35 +45,6 @@ _INSERT, _UPDATE_BEFORE, _DELETE = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKin
 # Records per run given to a fast path at once: long enough to spread its per-run work, short
 # enough that a run's objects stay in the CPU caches between its passes (decode, join, encode).
 RUN_LENGTH = 1024
-
-
-@dataclass(frozen=True)
-class Entry:
-    """Where records of one input topic enter the pipeline, under which alias. A topic read
-    twice (a self-join) has two entries."""
-
-    alias: str
-    stage: Stage | None  # None: straight to the sink (no join, e.g. PARTITION BY)
-    port: Side
-    is_table: bool
-    # Every task reads the whole topic (all partitions) for this entry: the referenced table of a
-    # foreign-key join, whose rows are partitioned by a key the other side is not partitioned by.
-    broadcast: bool = False
-    watermark_delay: int = 0  # the source's watermark trails its largest event time by this (ms)
-
-
-@dataclass(frozen=True)
-class SinkBinding:
-    """How result events become records of the output topic. `key` computes the output key
-    from an event's env (None: keep the event's key, e.g. a join result keyed by its join key);
-    `value` its output value columns (name -> value, in order)."""
-
-    topic: str
-    serde: SerdeSpec
-    value: Callable[[Env], dict[str, Any]]
-    key: Callable[[Env], tuple] | None = None
-    emit_retractions: bool = False  # Flink changelog sinks; an upsert topic only wants new values
-    timestamp_column: str | None = None  # ksqlDB WITH (TIMESTAMP=...): this column's value is the record ts
 
 
 class PipelineRuntime(TaskRuntime):
@@ -183,7 +154,7 @@ class PipelineRuntime(TaskRuntime):
                 pushed = perf_counter()
                 seconds["operators"] += pushed - clock
                 clock = pushed
-            self._emit(reached, headers, out)
+            self.emit(reached, headers, out)
             clock = perf_counter()
             seconds["encode"] += clock - pushed
         return out
@@ -202,7 +173,7 @@ class PipelineRuntime(TaskRuntime):
         except DATA_ERRORS as error:
             self.metrics["evaluation_errors"] += 1
             return [Rejected(f"end of input: evaluation failed: {describe(error)}")]
-        return self._emit(events, (), [])
+        return self.emit(events, (), [])
 
     def counters(self) -> Counter:
         total = super().counters()
@@ -220,7 +191,7 @@ class PipelineRuntime(TaskRuntime):
             return Event(_DELETE if entry.is_table else _INSERT, key, None, record.ts)
         return Event._make((_INSERT, key, {entry.alias: input_row(serde, record, read)}, record.ts))
 
-    def _emit(self, events: list[Event], headers: Headers, out: list[Output]) -> list[Output]:
+    def emit(self, events: list[Event], headers: Headers, out: list[Output]) -> list[Output]:
         """Each result encoded on its own: one that cannot be projected or encoded becomes a
         dead letter and the others still go out; appended to `out`. Each carries `headers`, those
         of the record whose processing emitted it (Kafka Streams forwards them; none at the end
