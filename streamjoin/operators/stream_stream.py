@@ -29,6 +29,9 @@ LEGACY_GRACE_DAY_MS = 24 * 60 * 60 * 1000
 _CLOSE, _EXPIRE = 0, 1
 # Looked up once: enum members and calls are slow on the per-record path.
 _SIDES, _LEFT, _INSERT = tuple(Side), Side.LEFT, RowKind.INSERT
+# The fields of a stored record, a list (its matched flag changes in place; a list pickles into
+# the store's pages smaller and faster than an object): [ts, id, row, matched].
+_TS, _ID, _ROW, _MATCHED = range(4)
 
 
 class TimeBoundedJoin(JoinProcessor):
@@ -104,11 +107,11 @@ class TimeBoundedJoin(JoinProcessor):
         out: list[Change] = []
         others = other_store.get(key)
         for entry in others or ():
-            if low <= entry[0] <= high:
-                left, right = (row, entry[2]) if side is _LEFT else (entry[2], row)
+            if low <= entry[_TS] <= high:
+                left, right = (row, entry[_ROW]) if side is _LEFT else (entry[_ROW], row)
                 if self.residual is None or self.residual(left, right) is True:
-                    entry[3] = True
-                    out.append(Change._make((_INSERT, key, left, right, max(ts, entry[0]))))
+                    entry[_MATCHED] = True
+                    out.append(Change._make((_INSERT, key, left, right, max(ts, entry[_TS]))))
         if out:
             other_store.put(key, others)  # persist the matched flags
         preserved = self.preserved[side]
@@ -121,7 +124,7 @@ class TimeBoundedJoin(JoinProcessor):
             entries = store.get(key) or []
             entries.append([ts, entry_id, row, bool(out)])  # matched, or already out padded
             store.put(key, entries)
-            if preserved and not entries[-1][3]:
+            if preserved and not entries[-1][_MATCHED]:
                 heapq.heappush(self.timers, (self.close_at(side, ts), entry_id, _CLOSE, side, key))
             else:
                 self.schedule_expiry(side, ts, entry_id, key)
@@ -135,13 +138,13 @@ class TimeBoundedJoin(JoinProcessor):
             due, entry_id, phase, side, key = heapq.heappop(self.timers)
             store = self.stores[side]
             entries = store.get(key)
-            entry = next(e for e in entries if e[1] == entry_id)
+            entry = next(e for e in entries if e[_ID] == entry_id)
             if phase == _CLOSE:
-                if not entry[3]:
-                    out.append(padded(side, key, entry[2], entry[0]))
-                if self.expire_after_close(side, entry[0], entry_id, key, due):
+                if not entry[_MATCHED]:
+                    out.append(padded(side, key, entry[_ROW], entry[_TS]))
+                if self.expire_after_close(side, entry[_TS], entry_id, key, due):
                     continue
-            remaining = [e for e in entries if e[1] != entry_id]
+            remaining = [e for e in entries if e[_ID] != entry_id]
             if remaining:
                 store.put(key, remaining)
             else:
@@ -294,7 +297,7 @@ class StreamStreamJoin(TimeBoundedJoin):
         heap, oldest, store = self.expiring[side], self.retained_from(side), self.stores[side]
         while heap and heap[0][0] < oldest:
             _, entry_id, key = heapq.heappop(heap)
-            remaining = [e for e in store.get(key) if e[1] != entry_id]
+            remaining = [e for e in store.get(key) if e[_ID] != entry_id]
             if remaining:
                 store.put(key, remaining)
             else:
