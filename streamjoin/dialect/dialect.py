@@ -141,6 +141,9 @@ class _Parser(DeclarationParsing, parser.Parser):
             if not over.args.get("spec") and not over.alias:
                 self.raise_error("Expected OVER (RANGE ...) or OVER window_name")
             window = over.args.get("spec") or positioned(exp.var(over.alias), name, name)
+            if over.args.get("order") or over.args.get("partition_by"):
+                over.set("this", None)
+                window = over  # kept whole so that planning rejects its ORDER BY / PARTITION BY
             if not this.args.get("alias"):
                 this.set("alias", super()._parse_table_alias())
         within = self._parse_within()

@@ -33,7 +33,10 @@ def _source_table_sql(self, e: SourceTable) -> str:
     text = self.table_sql(plain)
     window = e.args.get("window")
     if window is not None:
-        text += f" OVER {window.name}" if isinstance(window, exp.Var) else f" OVER ({self.sql(window)})"
+        if isinstance(window, exp.Window):  # with ORDER BY / PARTITION BY: prints its own OVER (...)
+            text += f" {self.sql(window)}"
+        else:
+            text += f" OVER {window.name}" if isinstance(window, exp.Var) else f" OVER ({self.sql(window)})"
     if e.args.get("alias"):
         text += f" AS {self.sql(e, 'alias')}"
     if e.args.get("within"):

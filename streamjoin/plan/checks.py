@@ -64,6 +64,9 @@ def check_statement(ctx: Context, statement: exp.Expr, declared: dict[str, exp.E
             raise ctx.error("empty-select", "the SELECT list is empty: name the columns to emit, or *", select)
         if select.args.get("from_") is not None:
             _check_time_clauses(ctx, select)
+        if ctx.flavour.join_model is JoinModel.WINDOWED:
+            for named in select.args.get("windows") or []:
+                _check_join_window(ctx, named)
     if isinstance(statement, CreateRelation):
         _check_declared_once(ctx, statement, declared)
 
@@ -94,6 +97,8 @@ def _check_time_clauses(ctx: Context, select: exp.Select) -> None:
             raise ctx.error("grace-without-within", "GRACE PERIOD extends a join window: write the window "
                             "first, WITHIN 10 SECONDS GRACE PERIOD 5 SECONDS", within)
         _check_repeated_within(ctx, within)
+        if isinstance(window, exp.Window):
+            _check_join_window(ctx, window)
         written = (("WITHIN", within, JoinModel.KEYED), ("OVER", window, JoinModel.WINDOWED),
                    ("FOR SYSTEM_TIME AS OF", version, JoinModel.RELATIONAL))
         for clause, node, owner in written:
@@ -120,6 +125,27 @@ def _check_repeated_within(ctx: Context, within: exp.Expr | None) -> None:
                  for w in millis]
         raise ctx.error("within-repeated", f"this join's window is written twice with different values "
                         f"({shown[0]}; {shown[1]}): write one WITHIN, after the joined source or after ON", repeated)
+
+
+def _check_join_window(ctx: Context, window: exp.Expr) -> None:
+    """An s-Server join window is the rows of a stream within RANGE / ROWS of the current row, in
+    ROWTIME order and over every key: an ORDER BY or PARTITION BY in it would change which rows
+    it holds, and no operator here honours that, so it is rejected rather than dropped."""
+    order, partition = window.args.get("order"), window.args.get("partition_by")
+    if order is not None:
+        ordered = order.expressions[0].this if order.expressions else order
+        floor = ordered if isinstance(ordered, exp.Floor) else None
+        unit = floor.args.get("to") if floor is not None else None
+        if unit is not None:
+            raise ctx.error("window-order-by", f"OVER (ORDER BY FLOOR(... TO {unit.name.upper()}) ...), a window of "
+                            f"the rows of the current {unit.name.lower()} that empties when the next one starts, "
+                            f"is not supported: write RANGE INTERVAL '1' {unit.name.upper()} PRECEDING for the rows "
+                            f"of the last {unit.name.lower()}", floor)
+        raise ctx.error("window-order-by", "a join window is ordered by ROWTIME and nothing else: remove ORDER BY "
+                        "and write RANGE INTERVAL '1' MINUTE PRECEDING or ROWS 5 PRECEDING", order)
+    if partition:
+        raise ctx.error("window-order-by", "a join window holds the rows of every key (ON matches the keys): "
+                        "remove PARTITION BY", partition[0])
 
 
 def _nested_query(ctx: Context, select: exp.Select) -> str | bool:

@@ -25,6 +25,8 @@ CREATE TABLE animal_data (animal_id INT NOT NULL PRIMARY KEY, edible BOOLEAN, po
   name VARCHAR(32) NOT NULL, species VARCHAR(32) NOT NULL, genus VARCHAR(32) NOT NULL);
 CREATE STREAM bids (ticker VARCHAR(8), price INTEGER);
 CREATE STREAM asks (ticker VARCHAR(8), price INTEGER);
+CREATE STREAM city_sales (city VARCHAR(20), amount INTEGER);
+CREATE TABLE city_info (city VARCHAR(20) PRIMARY KEY, manager VARCHAR(20));
 """,
 }
 
@@ -85,6 +87,17 @@ REJECTED = {
     "lenses two different WITHINs": Rejected(
         "lenses", "SELECT STREAM customers.name FROM customers JOIN orders WITHIN 5s\n"
                   "  ON customers.id = orders.customer_id WITHIN 10s;", "within-repeated", 2, 40),
+    # s-Server's hourly window (the rows of the current hour) is rejected, never read as 0 ms
+    "sqlstream OVER (ORDER BY FLOOR(ROWTIME TO HOUR))": Rejected(
+        "sqlstream", "SELECT STREAM cs.*, ci.*\nFROM city_sales OVER (ORDER BY FLOOR(ROWTIME TO HOUR)\n"
+                     "                      RANGE CURRENT ROW) AS cs\nRIGHT OUTER JOIN city_info AS ci\nUSING(city);",
+        "window-order-by", 2, 38),
+    "sqlstream named window with PARTITION BY": Rejected(
+        "sqlstream", "SELECT STREAM b.ticker FROM bids OVER w AS b JOIN asks ON b.ticker = asks.ticker\n"
+                     "WINDOW w AS (PARTITION BY ticker RANGE INTERVAL '1' MINUTE PRECEDING);", "window-order-by", 2, 27),
+    "sqlstream ORDER BY another column": Rejected(
+        "sqlstream", "SELECT STREAM b.ticker FROM bids OVER (ORDER BY price ROWS 2 PRECEDING) AS b JOIN asks "
+                     "ON b.ticker = asks.ticker;", "window-order-by", 1, 49),
     "lenses SELECT TABLE of an unkeyed stream": Rejected(
         "lenses", "SELECT TABLE * FROM customers JOIN events;", "table-primary-key", 1, 36),
 }
