@@ -7,13 +7,12 @@ ticks use that `Query` (an edited .sql file takes effect when the code location 
 asset's code version changes with it). A file that does not compile does not take the others
 down: it becomes a failing asset whose first line is its positioned error."""
 
-import os
 import warnings
-from pathlib import Path
 
 import dagster as dg
 
 from assets import build_assets, build_checks
+from jobs import SQL_DIR
 from jobs.backfill import build_backfill_jobs, build_backfill_sensor
 from jobs.repartition import build_repartition_jobs
 from jobs.samples import build_samples_job
@@ -29,7 +28,6 @@ from streamjoin.app.project import SqlProject, load_project
 # about its own `owners` parameter): keep these notices out of every code-server and run log.
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 
-SQL_DIR = Path(os.environ.get("STREAMJOIN_SQL_DIR") or Path(__file__).parent / "sql")
 
 
 def build_definitions(project: SqlProject, config: PlatformConfig | None = None,

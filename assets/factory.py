@@ -25,9 +25,8 @@ from assets.keys import (DEAD_LETTERS, FINGERPRINT, HOST_TAG, MODE_TAG, PID_TAG,
 from assets.running import run_query
 from assets.tables import table_version
 from resources import EngineResource
-from streamjoin.app.engine import MODES, ON_DATA_LOSS
+from streamjoin.app.engine import MODES, ON_DATA_LOSS, RunReport
 from streamjoin.app.project import BrokenFile, Query, SqlProject
-from streamjoin.runtime.report import RunReport
 
 # Every step that starts Spark claims a slot of this pool: the instance (dagster.yaml) limits how
 # many such runs go at once, however they were launched; stop, reset and sample jobs never wait.
@@ -97,14 +96,29 @@ def observe_topic(engine: EngineResource, topic: str) -> dg.ObserveResult:
 
 
 def describe(query: Query) -> str:
-    return (f"`{query.path.name}` ({query.dialect}, mode {query.mode})\n\n"
+    return (f"`{query.path.name}` ({query.dialect}, declared mode {query.mode})\n\n"
+            f"{controls(query)}\n\n"
             f"```sql\n{query.sql.strip()}\n```\n\nEXPLAIN\n\n```\n{query.explain.strip()}\n```")
+
+
+def controls(query: Query) -> str:
+    """Links from the asset page to the query's jobs (the UI's /guess/<job> route finds a job in
+    whichever code location has it): start is "Materialize all" on its page, stop and reset
+    "Launch Run" on their launchpads."""
+    name = query.name
+    runs = [f"[repartition_{name}](/guess/repartition_{name})"] if query.is_repartition else [
+        f"[start_{name}](/guess/start_{name}) (continuous)",
+        f"[stop_{name}](/guess/stop_{name}/playground)"]
+    return "Jobs: " + " · ".join([*runs, f"[reset_{name}](/guess/reset_{name}/playground) "
+                                         "(start over: checkpoint, topics and tables)"])
 
 
 def _specs(query: Query, delta_path: str) -> list[dg.AssetSpec]:
     feeds = dict(query.repartition_inputs)  # {repartition topic: the source topics it re-keys}
     repartitioned = {t for topics in feeds.values() for t in topics}
-    tags = {"streamjoin/mode": query.mode}
+    # What the file declares (`stream_` runs it so); a run's own mode is on the run and in the
+    # query's live status (a definition tag cannot change while a run goes).
+    tags = {"streamjoin/declared_mode": query.mode}
     common = {"group_name": query.group, "tags": tags}
     repartitions = [dg.AssetSpec(topic_key(topic), deps=[topic_key(t) for t in inputs],
                                  kinds={"kafka"}, **common,

@@ -7,7 +7,7 @@ The asset graph labels a node with the last part of its key, so that part says w
 
 import dagster as dg
 
-from streamjoin.runtime.report import RunReport
+from streamjoin.app.engine import RunReport
 
 FINGERPRINT = "state_fingerprint"  # metadata entry recorded with each materialization / reset
 QUERY_TAG = "streamjoin/query"  # on every run about a query, with ROLE_TAG saying what it does:

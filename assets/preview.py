@@ -4,9 +4,10 @@ letters (topic and table, each row with its reason). Reads only the tail: the ne
 each partition, the Delta files whose statistics hold the newest rows."""
 
 import json
-from datetime import datetime, timezone
 
 import dagster as dg
+
+from streamjoin.app.topics import iso_millis
 
 PREVIEW_ROWS = 10
 SHOWN_CHARS = 200  # a value longer than this is cut (the whole row is in the topic / table)
@@ -75,12 +76,8 @@ DEAD_LETTER_COLUMNS = ("reason", "source_topic", "partition", "offset", "timesta
 
 def dead_letter_rows(rows: list[dict]) -> list[dict]:
     """Dead-letter table rows with the reason first and the time readable."""
-    return [{name: _iso(row[name]) if name == "timestamp" and isinstance(row[name], int)
+    return [{name: iso_millis(row[name]) if name == "timestamp" and isinstance(row[name], int)
              else row.get(name) for name in DEAD_LETTER_COLUMNS} for row in rows]
-
-
-def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
 
 
 def metadata_or_note(read) -> dg.MetadataValue:

@@ -12,9 +12,8 @@ import dagster as dg
 
 from assets.keys import STOP_TAG, query_key, query_runs, recorded_fingerprint, run_mode
 from resources.platform import PlatformConfig
-from streamjoin.app.engine import Engine
+from streamjoin.app.engine import DataLossError, Engine
 from streamjoin.app.project import Query
-from streamjoin.kafka.offsets import DataLossError
 
 RUNNING, QUEUED, STOPPING, STOPPED = "running", "queued", "stopping", "stopped"
 FAILING, LAGGING, UP_TO_DATE, NEVER_RUN = "failing", "lagging", "up to date", "never run"
@@ -33,6 +32,7 @@ class QueryState:
     state: str
     reason: str
     consumer_lag: int | None = None
+    mode: str = ""  # the mode of the run in flight (available_now | continuous); "" when none
 
     @property
     def passed(self) -> bool:
@@ -52,6 +52,8 @@ class QueryState:
                    "reason": dg.MetadataValue.text(self.reason)}
         if self.consumer_lag is not None:
             entries["consumer_lag"] = dg.MetadataValue.int(self.consumer_lag)
+        if self.mode:
+            entries["running_mode"] = dg.MetadataValue.text(self.mode)
         return entries
 
 
@@ -121,12 +123,12 @@ def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
     if last.status in IN_FLIGHT[:3]:
         return QueryState(QUEUED, f"run {last.run_id[:8]} waits for a free run slot", lag)
     if last.status == dg.DagsterRunStatus.CANCELING or (stop and last.status in IN_FLIGHT):
-        return QueryState(STOPPING, f"run {last.run_id[:8]} drains its batch and stops", lag)
+        return QueryState(STOPPING, f"run {last.run_id[:8]} drains its batch and stops", lag, mode)
     if last.status == dg.DagsterRunStatus.STARTED:
         if lag > config.max_consumer_lag:
             return QueryState(LAGGING, f"run {last.run_id[:8]} ({mode}) is {lag} records behind "
-                                       f"(limit {config.max_consumer_lag})", lag)
-        return QueryState(RUNNING, f"run {last.run_id[:8]} ({mode})", lag)
+                                       f"(limit {config.max_consumer_lag})", lag, mode)
+        return QueryState(RUNNING, f"run {last.run_id[:8]} ({mode})", lag, mode)
     if last.status in ENDED_AS:
         state = ENDED_AS[last.status]
         why = failure_message(instance, last.run_id) if state == FAILING else \

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from jobs import SQL_DIR
 from resources import EngineResource, default_resources
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import SqlProject
@@ -40,8 +41,6 @@ def build_samples_job(project: SqlProject) -> dg.JobDefinition:
 
 
 def main() -> int:
-    from definitions import SQL_DIR
-
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     print(seed(default_resources()["engine"].get_engine(), SQL_DIR))
     return 0

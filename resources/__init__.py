@@ -7,8 +7,8 @@ the code calls; nothing is passed through environment variables).
   read, never written). `get_engine()` returns the `streamjoin.app.engine.Engine` built from that
   configuration; assets, checks, jobs and sensors call it.
 - `spark` (dagster-pyspark's `LazyPySparkResource`, nested in `engine`): the Spark session, built
-  from `streamjoin.spark.session.CONF` plus master, app name and Python interpreter
-  (`spark_resource()`), created only when a run first needs Spark — a sensor tick or a lag check
+  from `streamjoin.app.session.spark_config` (the engine's `CONF` plus master, app name and
+  Python interpreter; `spark_resource()`), created only when a run first needs Spark — a sensor tick or a lag check
   never starts it.
 """
 
@@ -22,29 +22,17 @@ from dagster_pyspark import LazyPySparkResource
 from pydantic import PrivateAttr
 
 from resources.platform import PlatformConfig
-from resources.topics import topic_tail
+from streamjoin.app import session, topics
 from streamjoin.app.engine import Engine
-from streamjoin.kafka import admin
 from streamjoin.settings import Settings
 
 __all__ = ["EngineResource", "PlatformConfig", "default_resources", "spark_resource",
            "spark_config"]
 
-PYTHON_CONF = ("spark.pyspark.python", "spark.pyspark.driver.python")
-
-
 def spark_config(settings: Settings | None = None, app_name: str = "streamjoin") -> dict:
-    """The engine's Spark settings as a `PySparkResource`/`LazyPySparkResource` `spark_config`:
-    `CONF` (RocksDB state store, 2 shuffle partitions, UTC, Arrow, ...) with the settings' driver
-    JVM options (`session_conf`), the master (`Settings.spark_master`, else `local[2]`), the app
-    name, and this interpreter for Python workers (the venv where streamjoin is installed)."""
-    from streamjoin.spark.session import python_environment, session_conf
-
-    settings = settings or Settings.from_env()
-    python = python_environment()["PYSPARK_PYTHON"]
-    return {**session_conf(settings), "spark.master": settings.spark_master or "local[2]",
-            "spark.app.name": app_name, "spark.log.level": "WARN",
-            **{key: python for key in PYTHON_CONF}}
+    """The engine's Spark settings as a `PySparkResource`/`LazyPySparkResource` `spark_config`
+    (`streamjoin.app.session.spark_config`)."""
+    return session.spark_config(settings or Settings.from_env(), app_name)
 
 
 def spark_resource(settings: Settings | None = None,
@@ -94,36 +82,25 @@ class EngineResource(dg.ConfigurableResource):
         return Engine(self.settings()).delta_path(query)
 
     def _session(self):
-        """The `spark` resource's session, made ready for the engine. The engine prepares the
-        process before the (lazy) session starts its JVM: Python workers run this interpreter and
-        import pyspark from the installed package (`prepare_spark_environment`; the engine writes
-        the environment, this layer does not); then the data sources are registered."""
-        from streamjoin.spark.session import prepare_session, prepare_spark_environment
-
-        prepare_spark_environment(self.settings())
-        return prepare_session(self.spark.spark_session)
+        """The `spark` resource's session, made ready for the engine (`app.session.ready_session`:
+        the engine writes the process environment before the lazy session starts, not this layer)."""
+        return session.ready_session(self.settings(), lambda: self.spark.spark_session)
 
     # Small admin helpers for orchestration code (the observable source topics, tests).
     def end_offsets(self, topic: str) -> dict[int, int]:
-        engine = self.get_engine()
-        return admin.end_offsets(engine.bootstrap, topic, settings=engine.settings)
+        return topics.end_offsets(self.get_engine(), topic)
 
     def create_topics(self, partitions_by_topic: dict[str, int]) -> None:
-        engine = self.get_engine()
-        admin.create_topics(engine.bootstrap, partitions_by_topic, settings=engine.settings)
+        topics.create_topics(self.get_engine(), partitions_by_topic)
 
-    def describe_topics(self, topics: list[str]) -> dict[str, dict]:
+    def describe_topics(self, names: list[str]) -> dict[str, dict]:
         """{topic: {"partitions": n, "end_offsets": {partition: offset}}} for existing topics."""
-        engine = self.get_engine()
-        counts = admin.partition_counts(engine.bootstrap, topics, settings=engine.settings,
-                                        missing_ok=True)
-        return {topic: {"partitions": n, "end_offsets": self.end_offsets(topic)}
-                for topic, n in counts.items()}
+        return topics.describe_topics(self.get_engine(), names)
 
     def latest_records(self, topic: str, limit: int = 10) -> list[dict]:
         """The newest records of `topic` (partition, offset, timestamp, key, value), newest
         first; [] when it does not exist."""
-        return topic_tail(self.get_engine(), topic, limit)
+        return topics.topic_tail(self.get_engine(), topic, limit)
 
 
 def default_resources(settings: Settings | None = None) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
@@ -21,12 +22,12 @@ from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
 from streamjoin.app.project import Query
 from streamjoin.delta.tables import replace_range
 from streamjoin.kafka import admin, offsets
-from streamjoin.kafka.offsets import TopicPartition
+from streamjoin.kafka.offsets import DataLossError, TopicPartition  # noqa: F401 - DataLossError: what a run raises
 from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_options
 from streamjoin.kafka.embedded import ensure_bootstrap
 from streamjoin.plan import nodes as P
 from streamjoin.plan.rewrites import walk
-from streamjoin.runtime.report import RunReport
+from streamjoin.runtime.report import RunReport  # what a run returns, for the callers of this facade
 from streamjoin.settings import Settings
 
 MODES = ("available_now", "continuous")
@@ -160,8 +161,15 @@ class Engine:
         shutil.rmtree(self.checkpoint_root(query), ignore_errors=True)
         for path in (self.delta_path(query), self.dead_letter_path(query)):
             shutil.rmtree(path, ignore_errors=True)
-        admin.delete_topics(self.bootstrap, [query.output_topic, self.dead_letter_topic(query),
-                                             *query.repartition_topics], settings=self.settings)
+        topics = [query.output_topic, self.dead_letter_topic(query), *query.repartition_topics]
+        admin.delete_topics(self.bootstrap, topics, settings=self.settings)
+        # Kafka deletes asynchronously: a run started meanwhile would find the old topic, then lose it.
+        deadline = time.monotonic() + self.settings.kafka_timeout_s
+        while set(topics) & set(admin.list_topics(self.bootstrap, self.settings)):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{query.name}: topics {topics} not deleted within "
+                                   f"{self.settings.kafka_timeout_s:.0f} s")
+            time.sleep(0.2)
 
     def backfill(self, query: Query, start_ms: int, end_ms: int) -> RunReport:
         """Recompute [start_ms, end_ms) in batch mode with the same plan — over the input up to
