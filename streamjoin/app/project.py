@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from streamjoin.app.compiling import compile_program
-from streamjoin.dialect import FLAVOURS, StreamJoinError, declared_flavour
+from streamjoin.dialect import FLAVOURS, StreamJoinError, declared_flavour, span
 from streamjoin.plan import Program, explain, plan_program
 from streamjoin.plan import nodes as P
 from streamjoin.plan.catalog import Catalog
@@ -25,6 +25,8 @@ from streamjoin.runtime.contract import STATE_FORMAT
 
 SOURCES_FILE = "sources.sql"
 _HEADER = re.compile(r"^--\s*(mode|schedule)\s*:\s*(.+?)\s*$", re.I | re.M)
+# what Dagster accepts as an asset or op name, which the file name becomes
+_NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Query:
     is_repartition: bool = False  # a standalone PARTITION BY statement
     repartition_inputs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (internal topic, topics it re-keys)
     compiled: tuple[CompiledQuery, ...] = field(default=(), compare=False, repr=False)
+    output_at: tuple[int | None, int | None] = field(default=(None, None), compare=False, repr=False)  # in `sql`
 
     @property
     def code_version(self) -> str:
@@ -173,8 +176,52 @@ def load_project(sql_dir: Path, on_error: str = "raise") -> SqlProject:
             if on_error == "raise":
                 raise
             if path.name != SOURCES_FILE:  # a broken sources.sql shows in each of its queries
-                broken.append(BrokenFile(path.stem, _group(sql_dir, path), path, error))
-    return SqlProject(sql_dir, tuple(sources.values()), tuple(queries), tuple(broken))
+                broken.append(BrokenFile(_NAME_PART.sub("_", path.stem), _group(sql_dir, path), path, error))
+    queries, clashes = _one_name_and_writer_each(queries)
+    if clashes and on_error == "raise":
+        raise clashes[0].error
+    return SqlProject(sql_dir, tuple(sources.values()), tuple(queries), tuple(_unique_names(queries, broken + clashes)))
+
+
+_NAME_PART = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _one_name_and_writer_each(queries: list[Query]) -> tuple[list[Query], list[BrokenFile]]:
+    """Each query's name (its asset) and output topic belong to it alone: a later file (in path
+    order) that takes either is broken, so two queries never mix their results in one topic and
+    Dagster never sees one asset twice."""
+    names: dict[str, Query] = {}
+    topics: dict[str, Query] = {}
+    kept, clashes = [], []
+    for query in queries:
+        first = names.setdefault(query.name, query)
+        writer = topics.setdefault(query.output_topic, query) if first is query else query
+        if first is query and writer is query:
+            kept.append(query)
+            continue
+        if first is not query:
+            rule, reason = "duplicate-name", (f"{first.path} has the same file name, which names the query and its "
+                                              "asset: rename one of the files")
+            start, end = 0, 0
+        else:
+            rule, reason = "duplicate-output", (f"topic {query.output_topic!r} is already the output of {writer.path}: "
+                                                "two queries would mix their results in one topic; write this one's "
+                                                "to another topic")
+            start, end = query.output_at
+        error = StreamJoinError(reason, rule, sql=query.sql, file=str(query.path), start=start or 0, end=end)
+        clashes.append(BrokenFile(query.name, query.group, query.path, error))
+    return kept, clashes
+
+
+def _unique_names(queries: list[Query], broken: list[BrokenFile]) -> list[BrokenFile]:
+    """Broken files named apart from the queries and each other (each one is an asset too)."""
+    taken = {q.name for q in queries}
+    unique = []
+    for file in broken:
+        name = next(n for n in (file.name, *(f"{file.name}_{i}" for i in range(2, len(broken) + 2))) if n not in taken)
+        taken.add(name)
+        unique.append(replace(file, name=name) if name != file.name else file)
+    return unique
 
 
 def _group(sql_dir: Path, path: Path) -> str:
@@ -183,7 +230,12 @@ def _group(sql_dir: Path, path: Path) -> str:
 
 def load_query(sql_dir: Path, path: Path) -> Query:
     text = read_sql(path)
-    compiled = compile_file(path)
+    if not _NAME.fullmatch(path.stem):
+        raise StreamJoinError(f"the file name {path.stem!r} names the query and its asset, and a name holds only "
+                              "ASCII letters, digits and _: rename the file (e.g. "
+                              f"{_NAME_PART.sub('_', path.stem)}.sql)", "query-name", sql=text, file=str(path), start=0)
+    program = plan_file(path)
+    compiled = compile_program(program)
     main = compiled[-1]
     headers = {k.lower(): v for k, v in _HEADER.findall(text)}
     inputs = [n.source for q in compiled for n in walk(q.sink) if isinstance(n, P.Source)]
@@ -198,4 +250,5 @@ def load_query(sql_dir: Path, path: Path) -> Query:
         repartition_topics=tuple(sorted(internal)), output_topic=main.sink.topic, output_kind=main.sink.kind,
         mode=headers.get("mode", "available_now"), schedule=headers.get("schedule"),
         is_repartition=is_repartition and len(inputs) == 1,
-        repartition_inputs=tuple((q.sink.topic, q.input_topics) for q in compiled[:-1]), compiled=tuple(compiled))
+        repartition_inputs=tuple((q.sink.topic, q.input_topics) for q in compiled[:-1]), compiled=tuple(compiled),
+        output_at=span(program.queries[-1].statement))

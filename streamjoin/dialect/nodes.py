@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from streamjoin.dialect.durations import WINDOW_UNITS, to_millis
+from streamjoin.dialect.durations import WINDOW_UNITS, DurationError, to_millis
 
 
 class Duration(exp.Expression):
@@ -15,8 +15,12 @@ class Duration(exp.Expression):
 
     @property
     def millis(self) -> int:
-        """Raises DurationError past 64-bit milliseconds."""
+        """Raises DurationError past 64-bit milliseconds, or for a fraction (ksqlDB reads a whole
+        number of units, and so does Lenses)."""
         unit = self.args["unit"].name
+        if not self.this.name.isdigit():
+            raise DurationError(f"{self.this.name} {unit}: a join or window duration is a whole number of units: "
+                                "write a smaller unit, e.g. 1500 MILLISECONDS")
         return to_millis(self.this.name, WINDOW_UNITS[unit.upper()], f"{self.this.name} {unit}")
 
 

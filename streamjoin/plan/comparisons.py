@@ -42,8 +42,18 @@ def kind_of(scope: SelectScope, node: exp.Expr) -> str | None:
 
 
 def check(ctx: Context, scope: SelectScope, predicate: exp.Expr | None, clause: str) -> None:
-    """Reject a comparison between operands of different kinds, naming both."""
-    if predicate is None or not ctx.flavour.comparisons_need_matching_types:
+    """Reject arithmetic on a BOOLEAN or between a STRING and a number (every flavour: none of the
+    four adds them), and, where the flavour says so, a comparison between operands of different
+    kinds, naming both."""
+    if predicate is None:
+        return
+    for arithmetic in predicate.find_all(*_ARITHMETIC):
+        kinds = (kind_of(scope, arithmetic.left), kind_of(scope, arithmetic.right))
+        if "BOOLEAN" in kinds or set(kinds) == {"STRING", "NUMBER"}:
+            raise ctx.error("arithmetic-types", f"{clause}: {arithmetic.sql()} applies {arithmetic.key.upper()} to "
+                            f"{' and '.join('a ' + (k or 'value').lower() for k in kinds)}; CAST the operand to a "
+                            "number (CAST(x AS INT))", arithmetic)
+    if not ctx.flavour.comparisons_need_matching_types:
         return
     for comparison in predicate.find_all(*_COMPARISONS):
         left, right = kind_of(scope, comparison.left), kind_of(scope, comparison.right)

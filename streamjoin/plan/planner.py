@@ -23,6 +23,7 @@ from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
+from streamjoin.plan.rewrites import walk
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
 from streamjoin.dialect.types import ANY, SqlType
@@ -225,6 +226,7 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
         if timestamp is None:
             raise ctx.error("sink-timestamp", f"TIMESTAMP names {props.get('timestamp')!r}, which is not a value "
                             f"column of the result ({', '.join(values)})", props.written("timestamp") or statement)
+    _check_not_an_input(ctx, planned.node, topic, props.written("kafka_topic", "topic") or statement)
     window = _result_window(ctx, planned.node, scope)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None, key_format, value_format, declared_kind(query),
@@ -233,6 +235,15 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
     written = ctx.sql[start:end + 1] if start is not None else ""
     return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour,
                         written, statement)
+
+
+def _check_not_an_input(ctx: Context, node: n.PlanNode, topic: str, where: exp.Expr) -> None:
+    """A query writing a topic it reads would read its own results back, forever."""
+    read = next((s.source for s in walk(node) if isinstance(s, n.Source) and s.source.topic == topic), None)
+    if read is not None:
+        raise ctx.error("output-is-input", f"the query writes topic {topic!r}, which it reads ({read.name}): every "
+                        "result would be read again as input; write to another topic (KAFKA_TOPIC='...' / "
+                        "'topic' = '...', or another relation name)", where)
 
 
 def _result_window(ctx: Context, project: n.Project, scope) -> SourceWindow | None:

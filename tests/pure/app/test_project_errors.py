@@ -31,6 +31,21 @@ CASES = [
          {"lenses/sources.sql": "CREATE STREAM (;"},
          {"customer_orders": "lenses/sources.sql:1:"}, {"pageviews_enriched",
                                                          "orders_with_product_price"}),
+    # issue 41: what would take Dagster's whole code location down breaks one file only
+    Case("a file name Dagster cannot use", {"ksqldb/page views.sql": "SELECT * FROM pageviews;",
+                                            "ksqldb/café.sql": "SELECT * FROM pageviews;"},
+         {"page_views": "ksqldb/page views.sql:1:1: [query-name]", "caf_": "ksqldb/café.sql:1:1: [query-name]"},
+         {"pageviews_enriched"}),
+    Case("a second writer of an output topic",
+         {"ksqldb/copy.sql": "-- dialect: ksqldb\nCREATE STREAM copy WITH (kafka_topic='PAGEVIEWS_ENRICHED') AS\n"
+                             "  SELECT * FROM pageviews;\n"},
+         {"pageviews_enriched": "ksqldb/pageviews_enriched.sql:4:1: [duplicate-output]"}, {"copy", "customer_orders"}),
+    Case("two files of one name", {"lenses/pageviews_enriched.sql": "SELECT STREAM * FROM customer_orders_in;"},
+         {"pageviews_enriched_2": "lenses/pageviews_enriched.sql:1:1: [duplicate-name]"}, {"customer_orders"}),
+    Case("a broken file named like a query", {"ksqldb/customer-orders.sql": "SELECT * FROM nowhere;",
+                                              "ksqldb/customer_orders.sql": "SELECT * FROM nowhere;"},
+         {"customer_orders_2": "ksqldb/customer-orders.sql:1:1: [query-name]",
+          "customer_orders_3": "ksqldb/customer_orders.sql:1:15: [unknown-relation]"}, {"customer_orders"}),
 ]
 
 

@@ -149,6 +149,10 @@ CASES = [
     Case("CREATE TABLE t (a STRING, b INT, total AS b * 2) WITH ('topic' = 't');", F, "computed-column", 1, 34),
     Case("CREATE TABLE t (a STRING, off BIGINT METADATA FROM 'offset' VIRTUAL) WITH ('topic' = 't');", F, "metadata-column", 1, 27),
     Case("CREATE TABLE t (a STRING, ts STRING METADATA FROM 'timestamp') WITH ('topic' = 't');", F, "metadata-column", 1, 27),
+    Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3) METADATA FROM 'value.source.timestamp') WITH ('topic' = 't');", F,
+         "metadata-column", 1, 27),  # the CDC envelope's time: JSON records have none
+    Case("CREATE TABLE t (a STRING, b INT) WITH ('topic' = 't', 'value.format' = 'canal-json');", F,
+         "changelog-primary-key", 1, 14),
     Case("CREATE STREAM s;", S, "no-columns", 1, 15),
     # -- sinks: their properties and what their formats can hold
     Case("CREATE STREAM out WITH (value_format='AVRO') AS SELECT * FROM pageviews;", K, "format", 1, 38),
@@ -230,5 +234,20 @@ CASES = [
     Case("SELECT * FROM pageviews p WITHIN 1 SECOND JOIN clicks c ON p.userid = c.userid;", K, "time-clause", 1, 27),
     Case("SELECT STREAM o.item FROM orders o WITHIN 5s JOIN payments p ON o._key = p._key;", L, "time-clause", 1, 36),
     Case("CREATE TABLE t (a STRING, b STRING, v INT, PRIMARY KEY (a, b) NOT ENFORCED) WITH ('topic' = 't');", F, "format", 1, 60),
+    # -- issue 41: a query reading its own output, fractional durations, arithmetic on the wrong kinds,
+    # two output columns of one name (ksqlDB names them <ALIAS>_<COLUMN>, s-Server <NAME>0: not errors)
+    Case("CREATE STREAM x WITH (kafka_topic='pageviews') AS SELECT * FROM pageviews;", K, "output-is-input", 1, 35),
+    Case("INSERT INTO orders SELECT * FROM orders;", F, "output-is-input", 1, 1),
+    Case("INSERT INTO payments SELECT STREAM * FROM payments;", L, "output-is-input", 1, 1),
+    Case("SELECT * FROM pageviews p JOIN clicks c WITHIN 1.5 SECONDS ON p.userid = c.userid;", K, "duration", 1, 48),
+    Case("SELECT STREAM o.item FROM orders o JOIN payments p ON o._key = p._key WITHIN 1.5s;", L, "duration", 1, 78),
+    Case("SELECT * FROM pageviews WHERE pageid + 1 > TRUE;", K, "arithmetic-types", 1, 31),
+    Case("SELECT order_id FROM orders WHERE note * 2 > 1;", F, "arithmetic-types", 1, 35),
+    Case("SELECT STREAM item FROM orders WHERE item - 1 > 0;", L, "arithmetic-types", 1, 38),
+    Case("SELECT STREAM * FROM sightings WHERE row_id * TRUE > 0;", S, "arithmetic-types", 1, 38),
+    Case("SELECT o.order_id, o.product_id, p.product_id FROM orders o JOIN products p ON o.product_id = p.product_id;",
+         F, "duplicate-column", 1, 34),
+    Case("SELECT STREAM o._key, o.item, p.paid AS item FROM orders o JOIN payments p ON o._key = p._key WITHIN 5s;",
+         L, "duplicate-column", 1, 31),
 
 ]
