@@ -11,7 +11,10 @@ CREATE TABLE product_changelog (
   product_id STRING,
   product_name STRING,
   product_price DECIMAL(10, 4),
-  update_time TIMESTAMP(3) METADATA FROM 'value.source.timestamp' VIRTUAL,
+  -- The samples are upserts in plain JSON, so a version's time is the record's timestamp (a
+  -- Debezium changelog would read the database's time: METADATA FROM 'value.source.timestamp'
+  -- with 'value.format' = 'debezium-json', as the document writes it; docs/formats.md).
+  update_time TIMESTAMP(3) METADATA FROM 'timestamp' VIRTUAL,
   PRIMARY KEY(product_id) NOT ENFORCED,
   WATERMARK FOR update_time AS update_time
 ) WITH ('connector' = 'kafka', 'topic' = 'flink_products', 'value.format' = 'json');

@@ -9,7 +9,11 @@ from typing import Sequence
 from streamjoin.dialect.types import SqlType
 
 KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE")
-VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA")
+# Flink's changelog formats written by CDC tools (streamjoin.serde.changelog): value formats whose
+# records are row changes of a table; such a source's key is its row's primary key, read from the
+# value's envelope (its key format is the value format).
+CHANGELOG_FORMATS = ("DEBEZIUM-JSON", "CANAL-JSON", "MAXWELL-JSON")
+VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA") + CHANGELOG_FORMATS
 KAFKA_TYPES = ("INT", "BIGINT", "DOUBLE", "STRING", "BYTES")  # Kafka's standard serializers
 
 
@@ -27,6 +31,9 @@ def format_problem(side: str, fmt: str, columns: Sequence[tuple[str, SqlType]]) 
     known = KEY_FORMATS if side == "key" else VALUE_FORMATS
     names = [name for name, _ in columns]
     json = f"write {side.upper()}_FORMAT='JSON' (Flink: '{side}.format'='json')"
+    if side == "key" and fmt in CHANGELOG_FORMATS:  # a changelog's own key never comes here (see above)
+        return (f"{fmt.lower()} is a changelog value format: a source reads its key from the value's row, and results "
+                "are not written in it (write 'json')")
     if fmt not in known:
         return f"unknown {side} format {fmt!r}: use one of {', '.join(known)}"
     if fmt == "NONE" and columns:
@@ -69,4 +76,29 @@ def header_problem(name: str, key: str | None, kind: SqlType) -> str | None:
     fields = [(n.upper(), t.name) for n, t in struct.fields] if struct is not None and struct.name == "STRUCT" else []
     if fields != [("KEY", "STRING"), ("VALUE", "BYTES")]:
         return f"{name} HEADERS holds every header: declare it {HEADERS_TYPE}, not {kind}"
+    return None
+
+
+_TIME, _TEXT = "a TIMESTAMP(3) or TIMESTAMP_LTZ(3)", "a STRING"
+# METADATA FROM '<key>' columns each changelog format fills from its envelope, with what they hold
+FORMAT_METADATA: dict[str, dict[str, str]] = {
+    "DEBEZIUM-JSON": {"value.source.timestamp": _TIME, "value.ingestion-timestamp": _TIME,
+                      "value.source.database": _TEXT, "value.source.schema": _TEXT, "value.source.table": _TEXT},
+    "CANAL-JSON": {"value.event-timestamp": _TIME, "value.ingestion-timestamp": _TIME,
+                   "value.database": _TEXT, "value.table": _TEXT},
+    "MAXWELL-JSON": {"value.ingestion-timestamp": _TIME, "value.database": _TEXT, "value.table": _TEXT},
+}
+RECORD_TIMESTAMP = "timestamp"  # METADATA FROM 'timestamp': the Kafka record's timestamp
+
+
+def metadata_problem(value_format: str, key: str, kind: SqlType) -> str | None:
+    """Why a `METADATA FROM key` column of type `kind` cannot be read from a record whose value
+    is in `value_format`, or None."""
+    available = {RECORD_TIMESTAMP: _TIME, **FORMAT_METADATA.get(value_format, {})}
+    holds = available.get(key)
+    if holds is None:
+        return (f"METADATA {key!r} is not available with value format {value_format}: use one of "
+                f"{', '.join(repr(k) for k in available)}")
+    if (holds == _TIME and not kind.is_timestamp) or (holds == _TEXT and kind.name != "STRING"):
+        return f"METADATA {key!r} is {holds}, not {kind}"
     return None

@@ -51,6 +51,9 @@ class SourceDef:
     # Columns read from the record's headers, not its value: (column, header key), the key None
     # for a column holding every header (ksqlDB HEADERS; HEADER('k') for one key).
     header_columns: tuple[tuple[str, str | None], ...] = ()
+    # Columns a changelog value format fills from its envelope (Flink METADATA FROM
+    # 'value.source.timestamp' ...): (column, metadata key).
+    metadata_columns: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -17,9 +17,12 @@ from sqlglot import exp
 from streamjoin.dialect.durations import interval_millis
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.formats import (
+    CHANGELOG_FORMATS,
+    RECORD_TIMESTAMP,
     event_time_problem,
     format_problem,
     header_problem,
+    metadata_problem,
 )
 from streamjoin.dialect.nodes import CreateRelation, SourceColumn
 from streamjoin.dialect.types import SqlType, TypeSyntaxError
@@ -131,7 +134,7 @@ def whole_partitions(ctx: Context, value, name: str, where: exp.Expr | None) -> 
 def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     name = relation_name(ctx, create.this)
     props = Properties.of(create)
-    columns, keys, virtual, proctime, headers = _columns(ctx, create)
+    columns, keys, metadata, proctime, headers = _columns(ctx, create)
     if not columns:
         raise ctx.error("no-columns", f"{name} declares no columns: list them, e.g. CREATE STREAM {name} "
                         "(id STRING KEY, v INT) WITH (...)", create.this)
@@ -152,26 +155,29 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     key_columns = [(k, columns[k]) for k in keys]
     from_headers = {c for c, _ in headers}
     value_columns = [(c, t) for c, t in columns.items()
-                     if c not in keys and not t.proctime and c not in virtual and c not in from_headers]
-    key_format = props.format(ctx, "key", key_columns, list(keys.values())[-1] if keys else create.this)
+                     if c not in keys and not t.proctime and c not in metadata and c not in from_headers]
     value_format = props.format(ctx, "value", value_columns, create.this)
+    key_format = _changelog_key(ctx, name, value_format, keys, create) if value_format in CHANGELOG_FORMATS else \
+        props.format(ctx, "key", key_columns, list(keys.values())[-1] if keys else create.this)
+    virtual, from_envelope = _metadata(ctx, value_format, metadata, columns)
     try:
         return SourceDef(name, kind, props.get("kafka_topic", "topic") or name, props.partitions(ctx),
-                         tuple(keys), columns, key_format, value_format, timestamp, proctime, delay, tuple(virtual),
+                         tuple(keys), columns, key_format, value_format, timestamp, proctime, delay, virtual,
                          wrap_single_value=props.flag("wrap_single_value", True),
                          value_delimiter=props.get("value_delimiter") or ",",
                          timestamp_format=timestamp_format, window=props.window(ctx, create.this),
-                         header_columns=tuple(headers))
+                         header_columns=tuple(headers), metadata_columns=from_envelope)
     except ValueError as error:
         raise ctx.error("source-definition", str(error), create.this) from None
 
 
 def _columns(ctx: Context, create: CreateRelation):
-    """(name -> type, key name -> its node, virtual column names, PROCTIME column, header columns
-    as (name, header key or None for all)) of the column list."""
+    """(name -> type, key name -> its node, METADATA column name -> its node, PROCTIME column,
+    header columns as (name, header key or None for all)) of the column list."""
     columns: dict[str, SqlType] = {}
     keys: dict[str, exp.Expr] = {}
-    virtual, proctime, headers = [], None, []
+    metadata: dict[str, SourceColumn] = {}
+    proctime, headers = None, []
     for column in create.args.get("columns") or []:
         cname = fold(ctx, column.this)
         if any(c.lower() == cname.lower() for c in columns):
@@ -192,9 +198,8 @@ def _columns(ctx: Context, create: CreateRelation):
         if column.args.get("key"):
             keys[cname] = column
         if column.args.get("metadata") or column.args.get("virtual"):
-            _check_metadata(ctx, column, columns[cname])
-            virtual.append(cname)
-    return columns, keys, virtual, proctime, headers
+            metadata[cname] = column
+    return columns, keys, metadata, proctime, headers
 
 
 def _header_key(ctx: Context, column: SourceColumn, cname: str, kind: SqlType, earlier: list) -> str | None:
@@ -219,16 +224,31 @@ def _header_key(ctx: Context, column: SourceColumn, cname: str, kind: SqlType, e
     return key
 
 
-def _check_metadata(ctx: Context, column: SourceColumn, kind: SqlType) -> None:
-    """Only the record timestamp is read from the record's metadata."""
-    source = column.args.get("metadata_from")
-    key = source.name if source is not None else column.this.name
-    if key.lower() != "timestamp" and not key.lower().endswith(".timestamp"):
-        raise ctx.error("metadata-column", f"METADATA {key!r} is not available: only the record timestamp is "
-                        "(METADATA FROM 'timestamp')", column)
-    if not kind.is_timestamp:
-        raise ctx.error("metadata-column", f"the record timestamp is a TIMESTAMP, not {kind}: declare "
-                        f"{column.this.name} TIMESTAMP(3) METADATA FROM 'timestamp'", column)
+def _metadata(ctx: Context, value_format: str, metadata: dict[str, SourceColumn], columns: dict):
+    """(columns holding the record timestamp, (column, key) of those the value format's envelope
+    fills): `METADATA [FROM 'key']`, the key being the column's name when FROM is left out."""
+    record_ts, from_envelope = [], []
+    for cname, column in metadata.items():
+        source = column.args.get("metadata_from")
+        key = source.name if source is not None else column.this.name
+        problem = metadata_problem(value_format, key, columns[cname])
+        if problem:
+            raise ctx.error("metadata-column", f"{cname}: {problem}", column)
+        if key == RECORD_TIMESTAMP:
+            record_ts.append(cname)
+        else:
+            from_envelope.append((cname, key))
+    return tuple(record_ts), tuple(from_envelope)
+
+
+def _changelog_key(ctx: Context, name: str, value_format: str, keys: dict, create: CreateRelation) -> str:
+    """A changelog's records are changes of keyed rows: the source needs its PRIMARY KEY, which
+    is read from the envelope's row (the key format is the value format)."""
+    if not keys:
+        raise ctx.error("changelog-primary-key", f"{name} reads the changelog format {value_format.lower()}, whose "
+                        "records change keyed rows: declare its key, e.g. PRIMARY KEY (id) NOT ENFORCED",
+                        create.this)
+    return value_format
 
 
 def _declared(ctx: Context, columns: dict, name: str, node: exp.Expr) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from streamjoin import plan as P
+from streamjoin.dialect.formats import CHANGELOG_FORMATS, FormatError
 from streamjoin.dialect.types import ANY, TIMESTAMP, SqlType, parse_type
 from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
@@ -276,6 +277,9 @@ class RuntimeFactory:
 def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tuple) -> SinkBinding:
     """The output record: key = the result's key (join key, group key or PARTITION BY key) named
     as the projection names it; value = the projected value columns."""
+    if sink.value_format in CHANGELOG_FORMATS:
+        raise FormatError(f"the {sink.value_format.lower()} changelog format is read, not written: write the result as "
+                          "'value.format' = 'json' (a table's deletions are then tombstones)", "value")
     project: P.Project = sink.child
     names = list(project.key_columns) or (["_key"] if len(key_types) == 1 else [f"_key{i}" for i in range(len(key_types))])
     key_columns = tuple((name, ANY if t is None else t) for name, t in zip(names, key_types))

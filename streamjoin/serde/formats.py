@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from streamjoin.serde import windowed
+from streamjoin.serde.changelog import ChangeReader
 from streamjoin.serde.codecs import Columns, delimited_codec, kafka_codec, load_json
 from streamjoin.serde.headers import Headers, header_value, struct_names
 from streamjoin.serde.java_time import parse_millis
@@ -41,7 +42,14 @@ from streamjoin.serde.values import (
     struct_columns_writer,
     struct_writer,
 )
-from streamjoin.dialect.formats import FormatError, event_time_problem, format_problem, header_problem
+from streamjoin.dialect.formats import (
+    CHANGELOG_FORMATS,
+    FormatError,
+    event_time_problem,
+    format_problem,
+    header_problem,
+    metadata_problem,
+)
 from streamjoin.dialect.types import SqlType, parse_type
 
 __all__ = ["SerdeSpec", "DecodedRecord", "DecodeError", "EncodeError", "decode", "encode_key", "encode_value"]
@@ -73,6 +81,8 @@ class SerdeSpec:
     window_size_ms: int | None = None
     # (value column, header key or None for every header): filled from the record's headers
     header_columns: tuple[tuple[str, str | None], ...] = ()
+    # (value column, metadata key): filled from a changelog format's envelope (serde.changelog)
+    metadata_columns: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_format", self.key_format.upper())
@@ -86,11 +96,13 @@ class SerdeSpec:
                 header_problem(name, key, value_types[name])
             if problem:
                 raise ValueError(problem)
+        if self.metadata_columns and self.value_format not in CHANGELOG_FORMATS:
+            raise ValueError(f"metadata columns are read from a changelog format's envelope, not {self.value_format}")
         if len(self.delimiter) != 1:
             raise ValueError(f"a DELIMITED delimiter is one character (or SPACE, TAB), not {self.delimiter!r}")
         for side, fmt, columns in (("key", self.key_format, self.key_columns),
                                    ("value", self.value_format, self.payload_columns)):
-            problem = format_problem(side, fmt, columns)
+            problem = self._changelog_problem() if fmt in CHANGELOG_FORMATS else format_problem(side, fmt, columns)
             if problem:
                 raise FormatError(problem, side)
         if self.timestamp_column is not None:
@@ -100,6 +112,21 @@ class SerdeSpec:
             problem = event_time_problem(self.timestamp_column, ts_type, self.timestamp_format)
             if problem:
                 raise ValueError(problem)
+
+    def _changelog_problem(self) -> str | None:
+        """A changelog's key is its row's key columns, read from the value's envelope."""
+        if self.key_format != self.value_format:
+            return (f"a {self.value_format} changelog's key is read from its value: the key format is "
+                    f"{self.value_format} too, not {self.key_format}")
+        if not self.key_columns:
+            return f"a {self.value_format} changelog changes keyed rows: it needs key columns"
+        types = dict(self.value_columns)
+        for name, key in self.metadata_columns:
+            problem = metadata_problem(self.value_format, key, types[name]) if name in types else \
+                f"metadata column {name!r} is not a value column"
+            if problem:
+                return problem
+        return None
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_codec"}  # closures: rebuilt on use
@@ -125,7 +152,7 @@ class SerdeSpec:
     def payload_columns(self) -> Columns:
         """The value columns that are in the record bytes (not PROCTIME, not from the record ts or
         its headers)."""
-        elsewhere = set(self.record_ts_columns) | {n for n, _ in self.header_columns}
+        elsewhere = set(self.record_ts_columns) | {n for n, _ in self.header_columns + self.metadata_columns}
         return tuple((n, t) for n, t in self.value_columns if not t.proctime and n not in elsewhere)
 
     @cached_property
@@ -191,7 +218,8 @@ class _Codec:
                             (_TS_TIMESTAMP if t.is_timestamp else _TS_MILLIS) if n in spec.record_ts_columns
                             else _PAYLOAD) for n, t in spec.value_columns if not t.proctime]
         self.payload_is_value = len(spec.payload_columns) == len(self.value_fill)
-        self.key_reads = bool(spec.key_columns) and spec.key_format != "NONE"
+        self.change = ChangeReader(spec) if spec.value_format in CHANGELOG_FORMATS else None
+        self.key_reads = bool(spec.key_columns) and spec.key_format != "NONE" and self.change is None
         self.ts_in_key = spec.timestamp_column is not None and spec.timestamp_column in key_names
         self.ts_key_index = key_names.index(spec.timestamp_column) if self.ts_in_key else -1
 
@@ -273,6 +301,8 @@ def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, 
     when it does not fit `spec`."""
     try:
         codec = _codec(spec)
+        if codec.change is not None:
+            return _decoded_change(spec, codec, value_bytes, record_ts, headers)
         window = ()
         if key_bytes is not None and spec.window is not None:
             key_bytes, *window = windowed.split(key_bytes, spec.window, spec.window_size_ms)
@@ -288,6 +318,18 @@ def decode(spec: SerdeSpec, key_bytes: bytes | None, value_bytes: bytes | None, 
         return DecodedRecord._make((key, value, _event_time(spec, codec, key, value)))
     except RecursionError:  # a value nested thousands deep: a bad record, never a failed query
         raise DecodeError("nested too deeply to decode") from None
+
+
+def _decoded_change(spec: SerdeSpec, codec: _Codec, value_bytes: bytes | None, record_ts: int,
+                    headers: Headers) -> DecodedRecord:
+    """A changelog record: its key's new row, or a deletion of its key (with the deleted row's
+    event time). A null value changes nothing (Debezium writes one after a delete, for compaction)."""
+    if value_bytes is None:
+        return DecodedRecord(None, None, record_ts)
+    key, payload, deleted = codec.change(value_bytes)
+    value = payload if codec.payload_is_value else _filled(codec, payload, record_ts, headers)
+    ts = record_ts if spec.timestamp_column is None else _event_time(spec, codec, key, value)
+    return DecodedRecord(key, None if deleted else value, ts)
 
 
 def _filled(codec: _Codec, payload: dict, record_ts: int, headers: Headers) -> dict:

@@ -112,11 +112,17 @@ def test_ddl_and_csas_chain_update_the_catalog():
 def test_flink_ddl_kinds():
     program = plan_program(
         "CREATE TABLE o (id STRING, t TIMESTAMP(3), WATERMARK FOR t AS t - INTERVAL '5' SECOND) WITH ('topic'='o');\n"
-        "CREATE TABLE p (id STRING, t TIMESTAMP(3) METADATA FROM 'value.source.timestamp' VIRTUAL, PRIMARY KEY(id) NOT ENFORCED,"
-        " WATERMARK FOR t AS t) WITH ('connector'='kafka', 'topic'='products');", Catalog(), "flink")
-    o, p = program.catalog.get("o"), program.catalog.get("p")
+        "CREATE TABLE p (id STRING, t TIMESTAMP(3) METADATA FROM 'timestamp' VIRTUAL, PRIMARY KEY(id) NOT ENFORCED,"
+        " WATERMARK FOR t AS t) WITH ('connector'='kafka', 'topic'='products');\n"
+        "CREATE TABLE c (id STRING, t TIMESTAMP(3) METADATA FROM 'value.source.timestamp' VIRTUAL, PRIMARY KEY(id) NOT "
+        "ENFORCED, WATERMARK FOR t AS t) WITH ('connector'='kafka', 'topic'='cdc', 'value.format'='debezium-json');",
+        Catalog(), "flink")
+    o, p, c = (program.catalog.get(name) for name in "opc")
     assert (o.kind, o.timestamp, o.watermark_delay_ms) == ("stream", "t", 5000)
     assert (p.kind, p.key_columns, p.topic, p.virtual_columns) == ("versioned_table", ("id",), "products", ("t",))
+    # a changelog's version time is the database's, from the envelope; its key is read from the value
+    assert (c.kind, c.key_format, c.virtual_columns, c.metadata_columns) == \
+        ("versioned_table", "DEBEZIUM-JSON", (), (("t", "value.source.timestamp"),))
 
 
 def test_explain_shows_topology():
