@@ -79,6 +79,8 @@ class Flavour:
     create_view: bool = False  # CREATE [TEMPORARY] VIEW v AS query: a named query later statements read
     subquery_joins: bool = False  # WHERE [NOT] IN / [NOT] EXISTS (subquery): a semi / anti join
     window_table_functions: bool = False  # FROM TABLE(TUMBLE|HOP|CUMULATE(...)): windowed rows
+    # CREATE FUNCTION f AS history.createTemporalTableFunction(time, key), read by LATERAL TABLE (f(t))
+    temporal_table_functions: bool = False
     group_window_functions: bool = False  # GROUP BY TUMBLE|HOP(time, ...) with TUMBLE_START/_END/_ROWTIME
     join_hints: bool = False  # SELECT /*+ STATE_TTL(...), BROADCAST(...) ... */ (else hints are rejected)
     # -- joins
@@ -167,6 +169,7 @@ class Flink(Flavour):
     create_view = True
     subquery_joins = True
     window_table_functions = True
+    temporal_table_functions = True
     group_window_functions = True
     join_hints = True
 

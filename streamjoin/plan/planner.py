@@ -26,6 +26,7 @@ from streamjoin.plan.relations import View, declared_kind, table_name
 from streamjoin.plan.rewrites import walk
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
+from streamjoin.plan.temporal_functions import declare_temporal_function, is_function_declaration
 from streamjoin.dialect.types import ANY, SqlType
 
 
@@ -138,6 +139,8 @@ def _plan_statement(ctx: Context, statement: exp.Expr, views: dict, index: int):
         return SourceDeclaration(source)
     if isinstance(statement, ViewDefinition):
         return _plan_view(ctx, statement, views)
+    if is_function_declaration(statement):
+        return declare_temporal_function(ctx, statement)
     if isinstance(statement, exp.Create) and statement.kind == "VIEW" and ctx.flavour.create_view:
         name = table_name(statement.this)
         ctx.catalog.views[name.lower()] = (name, statement.expression)

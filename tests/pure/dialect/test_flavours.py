@@ -42,6 +42,7 @@ SWITCHES = {
     "create_view": (False, True, False, False),
     "subquery_joins": (False, True, False, False),
     "window_table_functions": (False, True, False, False),
+    "temporal_table_functions": (False, True, False, False),
     "group_window_functions": (False, True, False, False),
     "join_hints": (False, True, False, False),
     "join_model": (JoinModel.KEYED, JoinModel.RELATIONAL, JoinModel.KEYED, JoinModel.WINDOWED),
