@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 # REPLAY_HEADER: the header the Kafka sink adds to every record, "<writer id>:<batch id>:<task>.<seq>".
 # A replayed micro-batch re-produces exactly the same ids, so a reader keeps the first copy of each id.
+# A query's writer id is "<query>@<epoch>", the epoch minted with its checkpoint: ids never repeat
+# across queries sharing a topic, nor across a query's resets (`spark.query.replay_writer_id`).
 
 Headers = Sequence[tuple[str, bytes | None]]
 

@@ -99,7 +99,8 @@ class TaskSink:
     Otherwise every result would travel packed through Spark to the driver, be unpacked there and
     be produced by one process after both tasks end. The guarantee stays at-least-once: the task
     waits for every acknowledgement before its batch can commit, and a replayed batch gives each
-    task the same records, so its results carry the same ids, "<writer_id>:<batch>:<task>.<seq>"."""
+    task the same records, so its results carry the same ids, "<writer_id>:<batch>:<task>.<seq>"
+    (writer_id: "<query>@<checkpoint epoch>", `query.replay_writer_id`)."""
 
     client_config: dict
     writer_id: str

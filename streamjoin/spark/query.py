@@ -8,8 +8,8 @@
          records themselves (`TaskSink`), so only dead letters and metrics reach the driver.
 
 The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
-replays the batch; its records carry the same `streamjoin.id` header (query:batch:task.seq) again, so
-readers drop the copies (`dedupe_replayed`). Delta commits are exactly-once (app transactions).
+replays the batch; its records carry the same `streamjoin.id` header (query@epoch:batch:task.seq)
+again, so readers drop the copies (`dedupe_replayed`); the epoch is the checkpoint's (`replay_writer_id`). Delta commits are exactly-once (app transactions).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
@@ -120,16 +121,37 @@ def checkpoint_shuffle_partitions(spark: SparkSession, checkpoint: Path) -> int:
     query first starts, with the layout of its task state (`STATE_FORMAT`). A checkpoint Spark
     has written batches to without that layout's note is refused (CheckpointIncompatible)
     before any batch runs: formats up to 2 kept state where this streamjoin does not look."""
-    notes_file = checkpoint / CHECKPOINT_NOTES
-    notes = json.loads(notes_file.read_text()) if notes_file.exists() else {}
+    notes = _read_notes(checkpoint)
     if notes.get("state_format") == STATE_FORMAT:
         return int(notes["shuffle_partitions"])
     if any((checkpoint / "offsets").glob("[0-9]*")):
         raise incompatible(str(notes.get("state_format", "2 or older")), f"checkpoint {checkpoint}")
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    checkpoint.mkdir(parents=True, exist_ok=True)
-    notes_file.write_text(json.dumps({"shuffle_partitions": partitions, "state_format": STATE_FORMAT}))
+    _write_notes(checkpoint, {**notes, "shuffle_partitions": partitions, "state_format": STATE_FORMAT})
     return partitions
+
+
+def replay_writer_id(query_name: str, checkpoint: Path) -> str:
+    """The writer part of the replay ids of a query's results, "<query>@<epoch>": the epoch is
+    minted when the checkpoint is created and noted beside it, so a replayed batch carries the
+    ids of its first attempt, while another query writing the same topic, or this query after a
+    reset (a new checkpoint, perhaps a changed query whose batch numbers start at 0 again), never
+    carries ids an earlier record holds (`records.dedupe_replayed` would drop the new record)."""
+    notes = _read_notes(checkpoint)
+    if "replay_epoch" not in notes:
+        notes["replay_epoch"] = uuid.uuid4().hex[:12]
+        _write_notes(checkpoint, notes)
+    return f"{query_name}@{notes['replay_epoch']}"
+
+
+def _read_notes(checkpoint: Path) -> dict:
+    notes_file = checkpoint / CHECKPOINT_NOTES
+    return json.loads(notes_file.read_text()) if notes_file.exists() else {}
+
+
+def _write_notes(checkpoint: Path, notes: dict) -> None:
+    checkpoint.mkdir(parents=True, exist_ok=True)
+    (checkpoint / CHECKPOINT_NOTES).write_text(json.dumps(notes))
 
 
 @dataclass
@@ -142,6 +164,7 @@ class StreamingRun:
     kafka_options: dict[str, str]  # kafka.bootstrap.servers, security, streamjoin.onDataLoss
     checkpoint: Path
     client_config: dict
+    writer_id: str  # of the replay ids (`replay_writer_id`)
     target: SinkTarget = field(default_factory=SinkTarget)
     end_of_input: bool = False  # bounded: the source marks the end, the tasks flush all windows
     max_offsets_per_trigger: int | None = None
@@ -241,7 +264,7 @@ class StreamingRun:
             return
         records = pa.table({"topic": sink.column("topic"), "key": sink.column("key"), "value": sink.column("value"),
                             "timestamp": sink.column("ts").cast(pa.timestamp("ms")), "headers": sink.column("headers")})
-        produce_arrow(self.client_config, records.to_batches(), self.name, batch_id)
+        produce_arrow(self.client_config, records.to_batches(), self.writer_id, batch_id)
 
 
 def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:
@@ -260,10 +283,10 @@ def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_co
                   end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
     # Named after its sink topic: unique among the queries running at once. Without a table
     # output, the tasks produce their results themselves (`TaskSink`).
-    name = query.sink.topic
-    sink = TaskSink(client_config, name) if target.table is None else None
+    name, writer_id = query.sink.topic, replay_writer_id(query.name, checkpoint)
+    sink = TaskSink(client_config, writer_id) if target.table is None else None
     return StreamingRun(name, query.input_topics, task_processor(query, sink), kafka_options, checkpoint,
-                        client_config, target=target, end_of_input=end_of_input,
+                        client_config, writer_id, target=target, end_of_input=end_of_input,
                         routing=task_routing(query, client_config))
 
 

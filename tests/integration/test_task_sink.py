@@ -2,7 +2,7 @@
 each task produces its own results (`adapter.TaskSink`) instead of handing them to the driver.
 
 Two input partitions, so two tasks. Every result on the output topic carries the replay id of the
-task that made it, `<query>:<batch>:<task>.<seq>`, where the task is the Kafka partition its input
+task that made it, `<query>@<epoch>:<batch>:<task>.<seq>` (one epoch for the checkpoint), where the task is the Kafka partition its input
 came from and seq counts from 0 in each task's batch; the run's report counts what the tasks
 produced; a second batch continues from the checkpoint with its own batch id."""
 
@@ -62,14 +62,16 @@ def test_each_task_produces_its_results_under_its_own_replay_ids(spark, kafka_bo
 
     written = admin.read_all(kafka_bootstrap, query.sink.topic)
     assert (first.output_rows, second.output_rows, len(written)) == (20, 10, 30)
-    seqs = defaultdict(list)  # (batch, task) -> seq, in produce order per task
+    seqs, writers = defaultdict(list), set()  # (batch, task) -> seq, in produce order per task
     for record in sorted(written, key=lambda r: (r.partition, r.offset)):
         writer, batch, task_seq = record.header(REPLAY_HEADER).decode().split(":")
         task, seq = map(int, task_seq.split("."))
         key = record.key.decode()
-        assert writer == query.sink.topic and task == partition_of[key], (writer, task, key)
+        assert writer.startswith(f"{query.name}@") and task == partition_of[key], (writer, task, key)
+        writers.add(writer)
         assert json.loads(record.value)["NAME"] == f"user {key[1:]}"
         seqs[int(batch), task].append(seq)
     assert {batch for batch, _ in seqs} == {0, 1} and {task for _, task in seqs} == {0, 1}
+    assert len(writers) == 1, writers
     for numbered in seqs.values():  # each task's output partition is its own: seq in offset order
         assert numbered == list(range(len(numbered)))
