@@ -18,6 +18,7 @@ import json
 
 import pyarrow as pa
 
+from streamjoin.kinds import Kind
 from streamjoin.delta.tables import DeltaSink
 from streamjoin.dialect.types import SqlType
 from streamjoin.kafka import admin
@@ -48,7 +49,7 @@ class DeltaOutput:
         self.query, self.path = query, path
         serde = query.sink_serde
         self.keys = [name for name, _ in serde.key_columns]
-        self.sink = DeltaSink(path, mode="merge" if query.sink.kind == "table" and self.keys else "append",
+        self.sink = DeltaSink(path, mode="merge" if query.sink.kind == Kind.TABLE and self.keys else "append",
                               key_columns=self.keys, app_id=query.name)
         declared = [*serde.key_columns, *serde.payload_columns]
         self.declared = {name: arrow_type(t) for name, t in declared if t.name != "ANY"}

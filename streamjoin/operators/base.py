@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterator, NamedTuple
 
+from streamjoin.kinds import JoinType  # noqa: F401 - shared with the planner; the operators' API
+
 # Event times are epoch milliseconds. End of input advances time to END_OF_TIME (a bounded
 # source's final watermark, as in Flink), which closes every window.
 END_OF_TIME = 2**62
@@ -31,25 +33,6 @@ class Side(enum.IntEnum):
     @property
     def other(self) -> "Side":
         return Side(1 - self)
-
-
-class JoinType(enum.Enum):
-    INNER = "INNER"
-    LEFT = "LEFT"
-    RIGHT = "RIGHT"
-    FULL = "FULL"
-    CROSS = "CROSS"  # every pair (no key); only the s-Server window join accepts it
-    SEMI = "SEMI"  # a left row that has a match, once (`IN` / `EXISTS` subquery)
-    ANTI = "ANTI"  # a left row that has no match (`NOT IN` / `NOT EXISTS` subquery)
-
-    def preserves(self, side: Side) -> bool:
-        """Whether an unmatched row of `side` is emitted null-padded."""
-        return self is JoinType.FULL or self.value == side.name
-
-    @property
-    def filters_left(self) -> bool:
-        """SEMI / ANTI: the result is left rows, kept or dropped by whether they match."""
-        return self in (JoinType.SEMI, JoinType.ANTI)
 
 
 # A residual condition over a candidate pair (left row, right row): the non-equi or multi-column

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from streamjoin.kinds import JoinType, Kind
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.copartition import copartition
@@ -42,7 +43,7 @@ def plan_asof(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
         raise ctx.error("asof-match-condition", "MATCH_CONDITION belongs to an ASOF JOIN: write ASOF JOIN", match)
     if match is None:
         raise ctx.error("asof-match-condition", f"ASOF JOIN needs a MATCH_CONDITION: {_SHAPE}", join)
-    if jt not in ("INNER", "LEFT"):
+    if jt not in (JoinType.INNER, JoinType.LEFT):
         raise ctx.error("asof-join-type", f"{jt} ASOF joins are not supported (INNER and LEFT only: a "
                         "left row looks up its one closest right row)", join)
     if clause.within is not None or clause.temporal is not None or left.window or right.window:
@@ -52,7 +53,7 @@ def plan_asof(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
     # A table input is pointed at where the query names it: the right relation, the left column.
     for side, time, written, where in ((left, left_time, left_written, left_written),
                                        (right, right_time, right_written, join.this)):
-        if side.kind != "stream":
+        if side.kind != Kind.STREAM:
             raise ctx.error("asof-stream-input", "ASOF JOIN joins two streams (append-only inputs); "
                             f"{time.table} is a table", where)
         _check_event_time(ctx, scope, side, time, written)

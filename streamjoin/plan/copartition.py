@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from streamjoin.kinds import Kind
 from streamjoin.plan import nodes as n
 from streamjoin.plan.inputs import Input
 from streamjoin.plan.keys import KeyNaming
@@ -33,7 +34,7 @@ def copartition(ctx, left: Input, right: Input, lkeys, rkeys, where=None) -> tup
         side, keys = (left, lkeys) if side_name == "left" else (right, rkeys)
         other = right if side_name == "left" else left
         if keys and not key_matches(side, keys):
-            if side.kind == "table" and not ctx.flavour.repartitions_tables:
+            if side.kind == Kind.TABLE and not ctx.flavour.repartitions_tables:
                 continue  # the rules above reject the join
             if window_of(side) is not None:
                 raise ctx.error("windowed-repartition", f"{side_names(side)} has a windowed key and cannot be re-keyed "

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from streamjoin.kinds import JoinType, Kind
 from streamjoin.plan import nodes as n
 from streamjoin.plan.keys import KeyNaming
 from streamjoin.plan.scope import Context, SelectScope, ScopeEntry
@@ -31,15 +32,15 @@ class Input:
         return {e.alias for e in self.entries}
 
     @property
-    def kind(self) -> str:
-        return "stream" if self.node.kind == "stream" else "table"
+    def kind(self) -> Kind:
+        return Kind.STREAM if self.node.kind == Kind.STREAM else Kind.TABLE
 
 
 @dataclass
 class JoinClause:
     """A parsed `JOIN right ...` clause before planning."""
 
-    join_type: str
+    join_type: JoinType
     ast: exp.Join
     condition: exp.Expr | None  # resolved ON/USING/NATURAL/WHERE-derived condition
     within: n.JoinWindow | None = None
@@ -47,11 +48,14 @@ class JoinClause:
     written_without_condition: bool = False
     state_ttl: dict[str, int] = field(default_factory=dict)  # STATE_TTL hints: alias (lower) -> ms
 
+    def __post_init__(self) -> None:
+        self.join_type = JoinType(self.join_type)
+
 
 def finish(ctx, left, right, cls, jt, split, written, key=(), kind=None, key_names=(), naming=None,
            **extra) -> Input:
-    kind = kind or ("stream" if left.kind == right.kind == "stream" or cls in (n.StreamTableJoin, n.TemporalJoin)
-                    else "table")
+    kind = kind or (Kind.STREAM if left.kind == right.kind == Kind.STREAM or cls in (n.StreamTableJoin, n.TemporalJoin)
+                    else Kind.TABLE)
     node = cls(kind, tuple(key), jt, left.node, right.node, tuple(p[0] for p in split.pairs),
                tuple(p[1] for p in split.pairs), split.residual_predicate, written=written, **extra)
     names = set(key_names) | ({k.sql() for k in key} if len(key) == 1 else set())

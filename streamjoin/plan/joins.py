@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
+from streamjoin.kinds import JoinType, Kind
 from streamjoin.dialect.flavours import JoinModel
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
@@ -27,11 +28,11 @@ def plan_join(ctx: Context, scope: SelectScope, left: Input, right: Input, claus
     written = f"{left.kind} {jt} JOIN {right.kind}"
     if ctx.flavour.on_sides_single_table and clause.condition is not None and not clause.written_without_condition:
         cond.check_single_table_sides(ctx, clause.condition, clause.ast.args.get("on") or clause.ast)
-    if jt == "CROSS" and not split.pairs and not split.residual:
-        return finish(ctx, left, right, n.CrossJoin, "CROSS", split, written, left_window=left.window,
+    if jt == JoinType.CROSS and not split.pairs and not split.residual:
+        return finish(ctx, left, right, n.CrossJoin, JoinType.CROSS, split, written, left_window=left.window,
                       right_window=right.window)
-    if jt == "CROSS":
-        jt = "INNER"  # CROSS JOIN + WHERE: for an inner join WHERE is the same as ON
+    if jt == JoinType.CROSS:
+        jt = JoinType.INNER  # CROSS JOIN + WHERE: for an inner join WHERE is the same as ON
     plan = {JoinModel.KEYED: _plan_keyed, JoinModel.RELATIONAL: plan_relational,
             JoinModel.WINDOWED: _plan_windowed}[ctx.flavour.join_model]
     return plan(ctx, scope, left, right, clause, split, jt, written)
@@ -58,7 +59,7 @@ class _KeyedJoin(NamedTuple):
     right: Input
     clause: JoinClause
     split: cond.SplitCondition
-    jt: str
+    jt: JoinType
     written: str
 
     @property
@@ -97,17 +98,15 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
         bounds = [(col(windowed_alias(left), b), col(windowed_alias(right), b)) for b in ctx.flavour.window_columns]
         join = join._replace(split=cond.SplitCondition(split.pairs + bounds, split.residual))
     kinds = (left.kind, right.kind)
-    if kinds == ("table", "stream"):
+    if kinds == (Kind.TABLE, Kind.STREAM):
         _check_table_stream(ctx, join)
         # table RIGHT JOIN stream == stream LEFT JOIN table
         swapped = cond.SplitCondition([(r, l) for l, r in join.split.pairs], join.split.residual)
-        return _plan_keyed(ctx, scope, right, left, clause, swapped, "LEFT", written)
-    if kinds != ("stream", "stream") and clause.within is not None:
+        return _plan_keyed(ctx, scope, right, left, clause, swapped, JoinType.LEFT, written)
+    if kinds != _STREAM_STREAM and clause.within is not None:
         raise ctx.error("window-on-table", "WITHIN applies to stream-stream joins only; this join has a table input",
                         clause.ast)
-    plan = {("stream", "stream"): _stream_stream, ("stream", "table"): _stream_table,
-            ("table", "table"): _table_table}[kinds]
-    return plan(ctx, join)
+    return _KEYED_PLANNERS[kinds](ctx, join)
 
 
 def _check_keyed_condition(ctx, join: _KeyedJoin) -> None:
@@ -127,7 +126,7 @@ def _check_keyed_condition(ctx, join: _KeyedJoin) -> None:
 def _check_table_stream(ctx, join: _KeyedJoin) -> None:
     """A table with a stream on its right: only Lenses' RIGHT JOIN, which is planned swapped."""
     flavour = ctx.flavour
-    if not flavour.table_right_join_stream or join.jt != "RIGHT":
+    if not flavour.table_right_join_stream or join.jt != JoinType.RIGHT:
         allowed = " (Lenses allows only RIGHT JOIN for table-stream)" if flavour.table_right_join_stream else ""
         raise ctx.error("join-operand-order", f"invalid operands: {side_names(join.left)} is a table and "
                         f"{side_names(join.right)} a stream; a table cannot be joined with a stream on its right"
@@ -161,7 +160,7 @@ def _stream_stream(ctx, join: _KeyedJoin) -> Input:
 
 def _stream_table(ctx, join: _KeyedJoin) -> Input:
     flavour, jt = ctx.flavour, join.jt
-    if jt not in ("INNER", "LEFT"):
+    if not jt.one_sided_outer:
         raise ctx.error("stream-table-join-type", f"{jt} OUTER joins between streams and tables are not "
                         "supported (stream-table joins support INNER and LEFT)", join.clause.ast)
     if flavour.table_joins_on_primary_key and not key_matches(join.right, join.right_keys):
@@ -169,7 +168,7 @@ def _stream_table(ctx, join: _KeyedJoin) -> Input:
                         f"{', '.join(e.sql() for e in join.right_keys)} is not the key of {side_names(join.right)}",
                         join.where)
     keyed = _copartitioned(ctx, join)
-    reemit = jt == "LEFT" and ctx.option("reemit_on_table_update", flavour.reemit_on_late_table_row)
+    reemit = jt == JoinType.LEFT and ctx.option("reemit_on_table_update", flavour.reemit_on_late_table_row)
     return finish(ctx, keyed.left, keyed.right, n.StreamTableJoin, jt, join.split, join.written,
                   key=join.left_keys, key_names=keyed.key_names, naming=keyed.naming,
                   reemit_on_late_table_row=reemit)
@@ -182,7 +181,7 @@ def _table_table(ctx, join: _KeyedJoin) -> Input:
                         f"right table {side_names(right)} (many-to-many joins are not supported)", join.where)
     if flavour.table_joins_on_primary_key and not key_matches(left, join.left_keys):
         return _foreign_key(ctx, join)
-    keyed = _copartitioned(ctx, join, names_key=join.jt != "FULL")
+    keyed = _copartitioned(ctx, join, names_key=join.jt != JoinType.FULL)
     return finish(ctx, keyed.left, keyed.right, n.TableTableJoin, join.jt, join.split, join.written,
                   key=join.left_keys, key_names=keyed.key_names, naming=keyed.naming)
 
@@ -190,7 +189,7 @@ def _table_table(ctx, join: _KeyedJoin) -> Input:
 def _foreign_key(ctx, join: _KeyedJoin) -> Input:
     """A table-table join on the right table's key and not the left's: a foreign-key join."""
     flavour, left = ctx.flavour, join.left
-    if join.jt not in ("INNER", "LEFT"):
+    if not join.jt.one_sided_outer:
         raise ctx.error("foreign-key-join-type", f"{join.jt} OUTER JOIN on a foreign key is not supported "
                         "(foreign-key joins support INNER and LEFT)", join.clause.ast)
     if flavour.foreign_key_join_needs_source_table and not isinstance(left.node, n.Source):
@@ -204,27 +203,33 @@ def _foreign_key(ctx, join: _KeyedJoin) -> Input:
                                                       flavour.foreign_key_tombstone_without_result))
 
 
+_STREAM_STREAM = (Kind.STREAM, Kind.STREAM)
+# The keyed join each pair of input kinds makes (table-stream is planned as stream-table).
+_KEYED_PLANNERS = {_STREAM_STREAM: _stream_stream, (Kind.STREAM, Kind.TABLE): _stream_table,
+                   (Kind.TABLE, Kind.TABLE): _table_table}
+
+
 def _plan_windowed(ctx, scope, left, right, clause, split, jt, written) -> Input:
     """s-Server: streams joined within their OVER windows; a stream-table join reads the table
     as it was when the query started."""
     where = clause.ast.args.get("on") or clause.ast
-    if left.kind == right.kind == "stream":
-        return finish(ctx, left, right, n.OverWindowJoin, jt, split, written, kind="stream",
+    if left.kind == right.kind == Kind.STREAM:
+        return finish(ctx, left, right, n.OverWindowJoin, jt, split, written, kind=Kind.STREAM,
                       left_window=left.window or n.RelationWindow("RANGE", 0),
                       right_window=right.window or n.RelationWindow("RANGE", 0))
-    if left.kind == "stream" or right.kind == "stream":
+    if left.kind == Kind.STREAM or right.kind == Kind.STREAM:
         if not split.pairs:
             raise ctx.error("theta-join", "stream-table joins must be equi-joins (a join using an equality "
                             "operator), not general theta joins", where)
-        if left.kind == "table":
-            if jt not in ("INNER", "RIGHT"):
+        if left.kind == Kind.TABLE:
+            if jt not in (JoinType.INNER, JoinType.RIGHT):
                 raise ctx.error("stream-table-join-type", "an outer stream-table join must be one-sided: "
                                 "keep the stream side", clause.ast)
             swapped = cond.SplitCondition([(r, l) for l, r in split.pairs], split.residual)
-            left, right, split, jt = right, left, swapped, "LEFT" if jt == "RIGHT" else jt
-        elif jt not in ("INNER", "LEFT"):
+            left, right, split, jt = right, left, swapped, JoinType.LEFT if jt == JoinType.RIGHT else jt
+        elif not jt.one_sided_outer:
             raise ctx.error("stream-table-join-type", "an outer stream-table join must be one-sided: "
                             "keep the stream side", clause.ast)
-        return finish(ctx, left, right, n.StreamTableJoin, jt, split, written, kind="stream",
+        return finish(ctx, left, right, n.StreamTableJoin, jt, split, written, kind=Kind.STREAM,
                       static_snapshot=True)
-    return finish(ctx, left, right, n.TableTableJoin, jt, split, written, kind="table")
+    return finish(ctx, left, right, n.TableTableJoin, jt, split, written, kind=Kind.TABLE)

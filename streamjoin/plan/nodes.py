@@ -14,12 +14,16 @@ from sqlglot import exp
 
 from streamjoin.plan.catalog import SourceDef, SourceWindow
 from streamjoin.dialect.types import SqlType
+from streamjoin.kinds import JoinType, Kind
 
 
 @dataclass(frozen=True, eq=False)
 class PlanNode:
-    kind: str
+    kind: Kind
     key: tuple[exp.Expr, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", Kind(self.kind))  # a closed set, whatever a planner passes
 
     @property
     def children(self) -> tuple["PlanNode", ...]:
@@ -89,7 +93,7 @@ class IntervalBounds:
     upper_ms: int
 
 
-FILTERING_JOINS = ("SEMI", "ANTI")
+FILTERING_JOINS = (JoinType.SEMI, JoinType.ANTI)
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,13 +104,17 @@ class Join(PlanNode):
     the rest of the condition (or None), evaluated per candidate pair. The subclasses' own fields
     carry the flavour-chosen semantics their operator needs."""
 
-    join_type: str = "INNER"
+    join_type: JoinType = JoinType.INNER
     left: PlanNode | None = None
     right: PlanNode | None = None
     left_keys: tuple[exp.Expr, ...] = ()
     right_keys: tuple[exp.Expr, ...] = ()
     residual: exp.Expr | None = None
     written: str = ""  # how the join was written, for EXPLAIN (e.g. "table RIGHT JOIN stream")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "join_type", JoinType(self.join_type))
 
     @property
     def children(self):

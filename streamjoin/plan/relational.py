@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from streamjoin.kinds import JoinType, Kind
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.changelog_nodes import ChangelogNormalize
@@ -27,27 +28,27 @@ def plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inpu
         entry = right.entries[0]
         processing = _is_proctime(scope, clause.temporal)
         _check_temporal(ctx, left, entry, clause.temporal, processing, clause.ast)
-        if not processing and entry.kind == "versioned_table":
+        if not processing and entry.kind == Kind.VERSIONED_TABLE:
             split = _keyed_by_primary_key(ctx, entry, split, where)
-        if jt not in ("INNER", "LEFT"):
+        if not jt.one_sided_outer:
             raise ctx.error("temporal-join-type", f"{jt} temporal joins are not supported (INNER and LEFT only)", clause.ast)
-        if left.kind == "table" and left.node.key:  # an upsert probe: its deletions must carry the row
-            left = replace(left, node=ChangelogNormalize("table", left.node.key, left.node))
+        if left.kind == Kind.TABLE and left.node.key:  # an upsert probe: its deletions must carry the row
+            left = replace(left, node=ChangelogNormalize(Kind.TABLE, left.node.key, left.node))
         return finish(ctx, left, right, n.TemporalJoin, jt, split, written, kind=left.kind,  # a table probe: updates
                       time_attribute=clause.temporal, processing_time=processing)
     windowed = window_join(ctx, left, right, split, where)
     if windowed is not None:
-        return finish(ctx, left, right, WindowTvfJoin, jt, split, written, kind="stream", **windowed)
+        return finish(ctx, left, right, WindowTvfJoin, jt, split, written, kind=Kind.STREAM, **windowed)
     left_times = {t for e in left.entries for t in _times(e)}
     right_times = {t for e in right.entries for t in _times(e)}
     for conjunct in split.residual:
         bounds = cond.interval_bounds(conjunct, left_times, right_times)
-        if bounds and left.kind == right.kind == "stream" and jt not in n.FILTERING_JOINS:
+        if bounds and left.kind == right.kind == Kind.STREAM and jt not in n.FILTERING_JOINS:
             rest = cond.SplitCondition(split.pairs, [c for c in split.residual if c is not conjunct])
-            return finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind="stream",
+            return finish(ctx, left, right, n.IntervalJoin, jt, rest, written, kind=Kind.STREAM,
                           bounds=n.IntervalBounds(*bounds))
     # Append-only inputs give an append-only result unless an unmatched row can be retracted.
-    kind = "stream" if left.kind == right.kind == "stream" and jt in ("INNER", "SEMI") else "table"
+    kind = Kind.STREAM if left.kind == right.kind == Kind.STREAM and jt in (JoinType.INNER, JoinType.SEMI) else Kind.TABLE
     left, left_upsert = _changelog_input(left, [l for l, _ in split.pairs])
     right, right_upsert = _changelog_input(right, [r for _, r in split.pairs])
     default = _state_ttl_ms(ctx, clause.ast)
@@ -63,7 +64,7 @@ def _changelog_input(side: Input, join_keys: list[exp.Expr]) -> tuple[Input, boo
     keyed by exactly its join key is read as upserts. Another table whose deletions are bare
     tombstones (an upsert source, filtered or projected) is normalized first, so its changes carry
     their rows; a changelog result (an aggregate's, a join's) carries them already."""
-    if side.kind != "table":
+    if side.kind != Kind.TABLE:
         return side, False
     if side.node.key and {k.sql() for k in side.node.key} == {k.sql() for k in join_keys}:
         return side, True
@@ -71,7 +72,7 @@ def _changelog_input(side: Input, join_keys: list[exp.Expr]) -> tuple[Input, boo
     while isinstance(below, (n.Filter, n.Project)):
         below = below.child
     if isinstance(below, n.Source) and below.key:
-        return replace(side, node=ChangelogNormalize("table", side.node.key, side.node)), False
+        return replace(side, node=ChangelogNormalize(Kind.TABLE, side.node.key, side.node)), False
     return side, False
 
 
@@ -111,7 +112,7 @@ def _check_temporal(ctx, left: Input, entry: ScopeEntry, time: exp.Expr, process
             "input does not declare")
         raise ctx.error("temporal-time-attribute", f"FOR SYSTEM_TIME AS OF takes the left input's time "
                         f"attribute, {own}; {written} is not one", join.this.args.get("version") or join)
-    if not processing and entry.kind != "versioned_table":
+    if not processing and entry.kind != Kind.VERSIONED_TABLE:
         raise ctx.error("temporal-versioned-table", f"an event-time temporal join reads a versioned table, and "
                         f"{entry.alias} is not one: declare it with a PRIMARY KEY and a WATERMARK (or join "
                         "FOR SYSTEM_TIME AS OF a PROCTIME() attribute)", join.this)

@@ -8,6 +8,7 @@ from typing import Callable
 
 from sqlglot import exp
 
+from streamjoin.kinds import Kind
 from streamjoin.plan import nodes as P
 from streamjoin.plan.catalog import SourceDef
 
@@ -65,7 +66,7 @@ def _needs_topic(node: P.PlanNode) -> bool:
     if not (isinstance(node, P.Repartition) and node.reason != "PARTITION BY"):
         return False
     source = node.child
-    if not (isinstance(source, P.Source) and source.kind == "stream"):
+    if not (isinstance(source, P.Source) and source.kind == Kind.STREAM):
         return False
     return max(source.source.partitions or 1, node.partitions or 1) > 1
 

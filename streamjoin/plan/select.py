@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from sqlglot import exp
 
+from streamjoin.kinds import Kind
 from streamjoin.plan import comparisons
 from streamjoin.plan import conditions as cond
 from streamjoin.dialect import WindowTableFunction
@@ -187,7 +188,7 @@ def _aggregation_window(ctx: Context, select: exp.Select, emit_final: bool, belo
         raise ctx.error("window-aggregation", f"WINDOW TUMBLING|HOPPING|SESSION is ksqlDB's; {ctx.flavour.name} "
                         "has no window bound columns to key its results by", window)
     kind = window.args["kind"]
-    if kind == "SESSION" and below.node.kind != "stream":
+    if kind == "SESSION" and below.node.kind != Kind.STREAM:
         # a session's bounds are its rows' times; a changelog's retraction carries the time of
         # the change, not of the row it withdraws, so it cannot say which session to shrink
         names = ", ".join(e.alias for e in below.entries)
@@ -259,7 +260,7 @@ def _carry_attributes(entry: ScopeEntry, inner: list[ScopeEntry], below: n.PlanN
         source = inner[0]
         entry.timestamp, entry.proctime = passed(source, source.timestamp), passed(source, source.proctime)
         keys = tuple(passed(source, k) for k in source.key_columns)
-        if source.kind == "versioned_table" and entry.timestamp and keys and all(keys):
+        if source.kind == Kind.VERSIONED_TABLE and entry.timestamp and keys and all(keys):
             entry.kind, entry.key_columns = "versioned_table", keys
         bounds = (passed(source, source.windowed.start), passed(source, source.windowed.end)) if source.windowed else ()
         if bounds and all(bounds):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from streamjoin.kinds import JoinType, Kind
 from streamjoin.plan import nodes as n
 from streamjoin.plan.changelog_nodes import ChangelogNormalize, Deduplicate
 from streamjoin.plan.scope import col
@@ -28,7 +29,7 @@ Key = tuple[exp.Expr, ...]
 
 def upsert_keys(node: n.PlanNode) -> list[Key]:
     if isinstance(node, n.Source):
-        return [node.key] if node.kind == "table" and node.key else []
+        return [node.key] if node.kind == Kind.TABLE and node.key else []
     if isinstance(node, (n.Filter, n.Repartition, ChangelogNormalize)):
         return upsert_keys(node.child)
     if isinstance(node, n.Project):
@@ -49,9 +50,9 @@ def _regular_join(join: n.RegularJoin) -> list[Key]:
     if join.join_type in n.FILTERING_JOINS:
         return left
     keys = []
-    if join.join_type in ("INNER", "LEFT") and _unique_on(right, join.right_keys):
+    if join.join_type in (JoinType.INNER, JoinType.LEFT) and _unique_on(right, join.right_keys):
         keys += left
-    if join.join_type in ("INNER", "RIGHT") and _unique_on(left, join.left_keys):
+    if join.join_type in (JoinType.INNER, JoinType.RIGHT) and _unique_on(left, join.left_keys):
         keys += right
     return keys
 

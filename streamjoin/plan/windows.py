@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from streamjoin.kinds import Kind
 from streamjoin.dialect.nodes import WindowTableFunction
 from streamjoin.dialect.types import TIMESTAMP, parse_type
 from streamjoin.plan import conditions as cond
@@ -34,7 +35,7 @@ def windowed_table(table: exp.Table, function: WindowTableFunction) -> exp.Table
 
 def window_input(ctx: Context, function: WindowTableFunction, inner: Input) -> Input:
     """The rows of `inner` in the function's windows, with the window columns added."""
-    if len(inner.entries) != 1 or inner.kind != "stream":
+    if len(inner.entries) != 1 or inner.kind != Kind.STREAM:
         raise ctx.error("window-function", "a windowing table function reads one append-only stream", function)
     entry = inner.entries[0]
     time_name = entry.column(function.args["time_column"].name)

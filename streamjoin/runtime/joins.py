@@ -7,7 +7,7 @@ from typing import Callable
 
 from streamjoin import plan as P
 from streamjoin.operators.asof import AsofCondition, AsofJoin, AsofJoinConfig
-from streamjoin.operators.base import JoinProcessor, JoinType
+from streamjoin.operators.base import JoinProcessor
 from streamjoin.operators.foreign_key import ForeignKeyJoin, ForeignKeyJoinConfig
 from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
 from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConfig
@@ -30,7 +30,7 @@ from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinCon
 
 def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=None) -> JoinProcessor:
     """`window_ends`: a window join's (left, right) window_end readers."""
-    join_type = JoinType[node.join_type]
+    join_type = node.join_type
     if isinstance(node, P.WindowTvfJoin):
         return WindowTvfJoin(WindowTvfJoinConfig(*window_ends, join_type=join_type, residual=residual))
     if isinstance(node, P.StreamStreamJoin):
