@@ -54,6 +54,7 @@ class SourceDef:
     # Columns a changelog value format fills from its envelope (Flink METADATA FROM
     # 'value.source.timestamp' ...): (column, metadata key).
     metadata_columns: tuple[tuple[str, str], ...] = ()
+    wrap_single_key: bool = False  # a JSON key of one column is an object (Flink's 'key.format'), not the bare value
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -27,6 +27,7 @@ from streamjoin.dialect.formats import (
 from streamjoin.dialect.nodes import CreateRelation, SourceColumn
 from streamjoin.dialect.types import SqlType, TypeSyntaxError
 from streamjoin.plan import conditions as cond
+from streamjoin.plan import kafka_keys
 from streamjoin.plan.catalog import SourceDef, SourceWindow
 from streamjoin.plan.scope import Context
 
@@ -152,6 +153,7 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     elif kind == "table" and not keys and ctx.flavour.table_requires_primary_key:
         raise ctx.error("table-primary-key", f"table {name} has no PRIMARY KEY: mark its key column, e.g. "
                         "`id STRING PRIMARY KEY` (or declare a STREAM)", create.this)
+    keys = kafka_keys.record_key(ctx, name, props, keys, lambda c, node: _declared(ctx, columns, c, node), create.this)
     key_columns = [(k, columns[k]) for k in keys]
     from_headers = {c for c, _ in headers}
     value_columns = [(c, t) for c, t in columns.items()
@@ -166,7 +168,8 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
                          wrap_single_value=props.flag("wrap_single_value", True),
                          value_delimiter=props.get("value_delimiter") or ",",
                          timestamp_format=timestamp_format, window=props.window(ctx, create.this),
-                         header_columns=tuple(headers), metadata_columns=from_envelope)
+                         header_columns=tuple(headers), metadata_columns=from_envelope,
+                         wrap_single_key=kafka_keys.key_is_row(props))
     except ValueError as error:
         raise ctx.error("source-definition", str(error), create.this) from None
 

@@ -241,7 +241,8 @@ def source_serde(source: SourceDef) -> SerdeSpec:
                      timestamp_format=source.timestamp_format,
                      window=source.window and window_kind(source.window.kind),
                      window_size_ms=source.window and source.window.size_ms,
-                     header_columns=source.header_columns, metadata_columns=source.metadata_columns)
+                     header_columns=source.header_columns, metadata_columns=source.metadata_columns,
+                     wrap_single_key=source.wrap_single_key)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:

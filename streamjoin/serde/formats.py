@@ -83,6 +83,7 @@ class SerdeSpec:
     header_columns: tuple[tuple[str, str | None], ...] = ()
     # (value column, metadata key): filled from a changelog format's envelope (serde.changelog)
     metadata_columns: tuple[tuple[str, str], ...] = ()
+    wrap_single_key: bool = False  # a JSON key of one column is an object of it (Flink's rows), not the bare value
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_format", self.key_format.upper())
@@ -182,9 +183,11 @@ class _Codec:
 
     def __init__(self, spec: SerdeSpec) -> None:
         self.spec = spec
-        read_key, self.write_key = self._side(spec.key_format, spec.key_columns, "key", bare_single=True)
+        read_key, self.write_key = self._side(spec.key_format, spec.key_columns, "key",
+                                              bare_single=not spec.wrap_single_key)
         key_names = [n for n, _ in spec.key_columns]
-        if len(key_names) == 1 and spec.key_format in ("KAFKA", "JSON"):  # the bare value, no row dict
+        bare = ("KAFKA",) if spec.wrap_single_key else ("KAFKA", "JSON")
+        if len(key_names) == 1 and spec.key_format in bare:  # the bare value, no row dict
             read_part = self._bare(spec.key_format, spec.key_columns[0], "key")[0]
 
             def read_key_tuple(data: bytes) -> tuple | None:
@@ -193,6 +196,8 @@ class _Codec:
         else:
             def read_key_tuple(data: bytes) -> tuple | None:
                 row = read_key(data)
+                if row is None:  # JSON `null`: a null key
+                    return None
                 if len(key_names) == 1:
                     part = row[key_names[0]]
                     return None if part is None else (part,)

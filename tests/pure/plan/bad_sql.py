@@ -153,6 +153,14 @@ CASES = [
          "metadata-column", 1, 27),  # the CDC envelope's time: JSON records have none
     Case("CREATE TABLE t (a STRING, b INT) WITH ('topic' = 't', 'value.format' = 'canal-json');", F,
          "changelog-primary-key", 1, 14),
+    Case("CREATE TABLE t (a STRING, b INT) WITH ('connector' = 'upsert-kafka', 'key.format' = 'json', "
+         "'value.format' = 'json');", F, "upsert-kafka-primary-key", 1, 14),
+    Case("CREATE TABLE t (a STRING, b INT, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', "
+         "'value.format' = 'json');", F, "upsert-kafka-format", 1, 14),
+    Case("CREATE TABLE t (a STRING, b INT, PRIMARY KEY (a) NOT ENFORCED) WITH ('key.fields' = 'b');", F,
+         "key-fields", 1, 85),
+    Case("CREATE TABLE t (a STRING, b INT) WITH ('key.fields' = 'c');", F, "unknown-column", 1, 55),
+    Case("CREATE TABLE t (a STRING) WITH ('value.fields-include' = 'SOME');", F, "property-value", 1, 58),
     Case("CREATE STREAM s;", S, "no-columns", 1, 15),
     # -- sinks: their properties and what their formats can hold
     Case("CREATE STREAM out WITH (value_format='AVRO') AS SELECT * FROM pageviews;", K, "format", 1, 38),

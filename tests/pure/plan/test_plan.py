@@ -125,6 +125,23 @@ def test_flink_ddl_kinds():
         ("versioned_table", "DEBEZIUM-JSON", (), (("t", "value.source.timestamp"),))
 
 
+@pytest.mark.parametrize("with_options, expected", [
+    # (kind, key columns, key format, JSON key an object)
+    ("'connector'='upsert-kafka', 'key.format'='json', 'value.format'='json', 'value.fields-include'='EXCEPT_KEY'",
+     ("table", ("id",), "JSON", True)),
+    ("'connector'='upsert-kafka', 'key.format'='kafka', 'value.format'='json'",
+     ("table", ("id",), "KAFKA", False)),
+    ("'connector'='kafka', 'key.fields'='id', 'key.format'='json'", ("stream", ("id",), "JSON", True)),
+    ("'connector'='kafka', 'key.fields'='v;id', 'key.format'='json'", ("stream", ("v", "id"), "JSON", True)),
+])
+def test_flink_kafka_key_options(with_options, expected):
+    primary = ", PRIMARY KEY (id) NOT ENFORCED" if "upsert" in with_options else ""
+    program = plan_program(f"CREATE TABLE u (id STRING, v INT{primary}) WITH ('topic'='u', {with_options});",
+                           Catalog(), "flink")
+    u = program.catalog.get("u")
+    assert (u.kind, u.key_columns, u.key_format, u.wrap_single_key) == expected
+
+
 def test_explain_shows_topology():
     [query] = plan_program("SELECT unkeyed.url FROM unkeyed JOIN rt ON unkeyed.uid = rt.id", CATALOG, "ksqldb").queries
     text = explain(query)

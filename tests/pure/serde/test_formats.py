@@ -226,6 +226,23 @@ def test_key_formats(case: Case) -> None:
         assert encode_key(spec, case.expected) == key_bytes
 
 
+@pytest.mark.parametrize("key_bytes, expected", [
+    (b'{"k": 42}', (42,)),  # Flink's 'key.format' = 'json' writes a row: an object even for one column
+    (b'{"K": 42}', (42,)),  # names match case-insensitively, as in values
+    (b"null", None),
+    (b"42", Err("expected a JSON object")),
+])
+def test_a_single_column_json_key_as_a_row(key_bytes, expected) -> None:
+    spec = SerdeSpec.of({"k": "INT", "v": "STRING"}, ["k"], key_format="JSON", wrap_single_key=True)
+    if isinstance(expected, Err):
+        with pytest.raises(DecodeError, match=expected.contains):
+            decode(spec, key_bytes, b'{"v":"x"}', 0)
+        return
+    assert decode(spec, key_bytes, b'{"v":"x"}', 0).key == expected
+    if expected is not None:
+        assert json.loads(encode_key(spec, expected)) == {"k": 42}
+
+
 def test_encode_key_bare_value_and_errors() -> None:
     spec = SerdeSpec.of({"k": "INT", "v": "STRING"}, ["k"])
     assert encode_key(spec, 1) == b"\x00\x00\x00\x01"
