@@ -6,6 +6,7 @@ materialization reports it too.
 """
 
 import dataclasses
+import enum
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -15,21 +16,38 @@ from resources.platform import PlatformConfig
 from streamjoin.app.engine import DataLossError, Engine
 from streamjoin.app.project import Query
 
-RUNNING, QUEUED, STOPPING, STOPPED = "running", "queued", "stopping", "stopped"
-FAILING, LAGGING, UP_TO_DATE, NEVER_RUN = "failing", "lagging", "up to date", "never run"
-BROKEN, NEEDS_RESET, DATA_LOSS, NO_KAFKA = "broken", "needs reset", "data loss", "kafka unreachable"
-UNKNOWN = "unknown"  # the state could not be worked out (the reason says why)
-HEALTHY = (RUNNING, UP_TO_DATE)
-ERRORS = (FAILING, BROKEN, DATA_LOSS, NO_KAFKA)  # everything else is a warning
 
-IN_FLIGHT = (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
-             dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED)
-ENDED_AS = {dg.DagsterRunStatus.FAILURE: FAILING, dg.DagsterRunStatus.CANCELED: STOPPED}
+
+class Status(enum.StrEnum):
+    """A query's live state, as the UI prints it."""
+
+    RUNNING = "running"
+    QUEUED = "queued"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILING = "failing"
+    LAGGING = "lagging"
+    UP_TO_DATE = "up to date"
+    NEVER_RUN = "never run"
+    BROKEN = "broken"
+    NEEDS_RESET = "needs reset"
+    DATA_LOSS = "data loss"
+    NO_KAFKA = "kafka unreachable"
+    UNKNOWN = "unknown"  # the state could not be worked out (the reason says why)
+
+
+HEALTHY = (Status.RUNNING, Status.UP_TO_DATE)
+ERRORS = (Status.FAILING, Status.BROKEN, Status.DATA_LOSS, Status.NO_KAFKA)  # everything else is a warning
+
+WAITING = (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,  # not started yet
+           dg.DagsterRunStatus.STARTING)
+IN_FLIGHT = (*WAITING, dg.DagsterRunStatus.STARTED)
+ENDED_AS = {dg.DagsterRunStatus.FAILURE: Status.FAILING, dg.DagsterRunStatus.CANCELED: Status.STOPPED}
 
 
 @dataclasses.dataclass(frozen=True)
 class QueryState:
-    state: str
+    state: Status
     reason: str
     consumer_lag: int | None = None
     mode: str = ""  # the mode of the run in flight (available_now | continuous); "" when none
@@ -90,9 +108,9 @@ def _lag(engine: Engine, query: Query) -> tuple[int | None, QueryState | None]:
     try:
         return engine.consumer_lag(query), None
     except DataLossError as error:
-        return None, QueryState(DATA_LOSS, str(error).splitlines()[0])
+        return None, QueryState(Status.DATA_LOSS, str(error).splitlines()[0])
     except ConnectionError as error:  # KafkaUnreachable: one line naming the servers
-        return None, QueryState(NO_KAFKA, str(error).splitlines()[0])
+        return None, QueryState(Status.NO_KAFKA, str(error).splitlines()[0])
 
 
 def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
@@ -103,7 +121,7 @@ def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
     plans for a failing query."""
     flagged = incompatible_change(instance, query)
     if flagged:
-        return QueryState(NEEDS_RESET, flagged)
+        return QueryState(Status.NEEDS_RESET, flagged)
     lag, problem = _lag(engine, query)
     if problem:
         return problem
@@ -117,38 +135,38 @@ def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
     if last is None:
         how = f"repartition_{query.name} runs on its schedule" if query.is_repartition else \
             f"start_{query.name} runs it continuously"
-        return QueryState(NEVER_RUN, f"never run: materialize it, or {how}", lag)
+        return QueryState(Status.NEVER_RUN, f"never run: materialize it, or {how}", lag)
     mode = run_mode(last, query)
     stop = last.tags.get(STOP_TAG)
-    if last.status in IN_FLIGHT[:3]:
-        return QueryState(QUEUED, f"run {last.run_id[:8]} waits for a free run slot", lag)
+    if last.status in WAITING:
+        return QueryState(Status.QUEUED, f"run {last.run_id[:8]} waits for a free run slot", lag)
     if last.status == dg.DagsterRunStatus.CANCELING or (stop and last.status in IN_FLIGHT):
-        return QueryState(STOPPING, f"run {last.run_id[:8]} drains its batch and stops", lag, mode)
+        return QueryState(Status.STOPPING, f"run {last.run_id[:8]} drains its batch and stops", lag, mode)
     if last.status == dg.DagsterRunStatus.STARTED:
         if lag > config.max_consumer_lag:
-            return QueryState(LAGGING, f"run {last.run_id[:8]} ({mode}) is {lag} records behind "
+            return QueryState(Status.LAGGING, f"run {last.run_id[:8]} ({mode}) is {lag} records behind "
                                        f"(limit {config.max_consumer_lag})", lag, mode)
-        return QueryState(RUNNING, f"run {last.run_id[:8]} ({mode})", lag, mode)
+        return QueryState(Status.RUNNING, f"run {last.run_id[:8]} ({mode})", lag, mode)
     if last.status in ENDED_AS:
         state = ENDED_AS[last.status]
-        why = failure_message(instance, last.run_id) if state == FAILING else \
+        why = failure_message(instance, last.run_id) if state == Status.FAILING else \
             "its run was canceled from the UI"
         return QueryState(state, f"{why} (run {last.run_id[:8]}{_when(ended)})"
                                  f"{'; ' + restart_note if restart_note else ''}", lag)
     if stop:
-        return QueryState(STOPPED, f"stopped on request ({stop}){_when(ended)}; start_{query.name} "
+        return QueryState(Status.STOPPED, f"stopped on request ({stop}){_when(ended)}; start_{query.name} "
                                    "resumes from there", lag)
     if mode == "continuous":
-        return QueryState(STOPPED, f"its continuous run {last.run_id[:8]} ended{_when(ended)}; "
+        return QueryState(Status.STOPPED, f"its continuous run {last.run_id[:8]} ended{_when(ended)}; "
                                    f"start_{query.name} starts it again", lag)
     if lag > 0:
         records = "record" if lag == 1 else "records"
-        return QueryState(LAGGING, f"{lag} new {records} since run {last.run_id[:8]}", lag)
-    return QueryState(UP_TO_DATE, f"caught up by run {last.run_id[:8]}{_when(ended)}", lag)
+        return QueryState(Status.LAGGING, f"{lag} new {records} since run {last.run_id[:8]}", lag)
+    return QueryState(Status.UP_TO_DATE, f"caught up by run {last.run_id[:8]}{_when(ended)}", lag)
 
 
 def broken_state(error: Exception) -> QueryState:
-    return QueryState(BROKEN, str(error).splitlines()[0])
+    return QueryState(Status.BROKEN, str(error).splitlines()[0])
 
 
 def observation(query, state: QueryState) -> dg.AssetObservation:

@@ -14,6 +14,7 @@ materialization (an incompatible SQL change): it is flagged for `reset_<query>` 
 Ticks make only quick metadata calls (run storage, consumer lag) — no Spark, no compilation.
 """
 
+import dataclasses
 import hashlib
 import socket
 import time
@@ -102,10 +103,17 @@ def jitter(run_id: str) -> float:
     return int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16) / 0x100000000 / 2
 
 
-def restart_plan(instance: dg.DagsterInstance, query: Query,
-                 config: PlatformConfig) -> dg.RunRequest | str | None:
-    """A RunRequest, why it waits or gave up (with the backoff remaining), or None when the
-    query is not failing."""
+@dataclasses.dataclass(frozen=True)
+class RestartPlan:
+    """What the restart sensor does about a query: relaunch it (`request`), or not yet or no
+    more (`note`: the backoff remaining, a needed reset, giving up); neither when it is not failing."""
+
+    request: dg.RunRequest | None = None
+    note: str = ""
+
+
+def restart_plan(instance: dg.DagsterInstance, query: Query, config: PlatformConfig) -> RestartPlan:
+    """Whether and when a failing query's run is relaunched."""
     mark_dead_runs(instance, query_runs(instance, query.name, limit=1))
     runs = query_runs(instance, query.name, limit=config.restart_max_retries + 1)
     failures = 0
@@ -114,24 +122,24 @@ def restart_plan(instance: dg.DagsterInstance, query: Query,
             break
         failures += 1
     if failures == 0:
-        return None
+        return RestartPlan()
     if failures > config.restart_max_retries:
-        return f"gave up after {config.restart_max_retries} restarts"
+        return RestartPlan(note=f"gave up after {config.restart_max_retries} restarts")
     flagged = incompatible_change(instance, query)
     if flagged:
-        return flagged
+        return RestartPlan(note=flagged)
     last = instance.get_run_record_by_id(runs[0].run_id)
     wait = config.restart_backoff_s * 2 ** (failures - 1) * (1 + jitter(runs[0].run_id))
     waited = time.time() - (last.end_time or last.update_timestamp.timestamp())
     if waited < wait:
-        return f"restart {failures} of {config.restart_max_retries} in {wait - waited:.0f} s"
+        return RestartPlan(note=f"restart {failures} of {config.restart_max_retries} in {wait - waited:.0f} s")
     # The failed run's job when it is ours (a continuous start_ run restarts continuously), its
     # run config (mode, stop_after_s) either way.
     job = runs[0].job_name if runs[0].job_name == start_job_name(query) else stream_job_name(query)
-    return dg.RunRequest(run_key=f"restart:{runs[0].run_id}", job_name=job,
-                         run_config=runs[0].run_config,
-                         tags={"streamjoin/restart_of": runs[0].run_id,
-                               "streamjoin/restart_attempt": str(failures)})
+    return RestartPlan(dg.RunRequest(run_key=f"restart:{runs[0].run_id}", job_name=job,
+                                     run_config=runs[0].run_config,
+                                     tags={"streamjoin/restart_of": runs[0].run_id,
+                                           "streamjoin/restart_attempt": str(failures)}))
 
 
 def build_restart_sensor(project: SqlProject, jobs: list,
@@ -145,17 +153,17 @@ def build_restart_sensor(project: SqlProject, jobs: list,
         requests, notes = [], []
         for query in queries:
             plan = restart_plan(context.instance, query, config)
-            if isinstance(plan, dg.RunRequest) and len(requests) < config.restarts_per_tick:
-                requests.append(plan)
+            if plan.request is not None and len(requests) < config.restarts_per_tick:
+                requests.append(plan.request)
                 context.log.info(f"{query.name}: restart requested (attempt "
-                                 f"{plan.tags['streamjoin/restart_attempt']})")
-            elif isinstance(plan, dg.RunRequest):
+                                 f"{plan.request.tags['streamjoin/restart_attempt']})")
+            elif plan.request is not None:
                 context.log.info(f"{query.name}: restart due, next tick "
                                  f"({config.restarts_per_tick} per tick)")
             else:
-                context.log.info(f"{query.name}: no restart ({plan or 'not failing'})")
-                if plan:
-                    notes.append(f"{query.name}: {plan}")
+                context.log.info(f"{query.name}: no restart ({plan.note or 'not failing'})")
+                if plan.note:
+                    notes.append(f"{query.name}: {plan.note}")
         if requests:
             return dg.SensorResult(run_requests=requests)
         return dg.SkipReason("; ".join(notes) or "no failed streaming run")

@@ -23,8 +23,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 from assets.checks import LIVE
 from assets.factory import QueryAssets
 from assets.keys import query_key, topic_key
-from assets.state import (FAILING, UNKNOWN, QueryState, broken_state, observation,
-                          query_state)
+from assets.state import QueryState, Status, broken_state, observation, query_state
 from jobs.sensors import restart_plan
 from resources import EngineResource
 from resources.platform import PlatformConfig
@@ -81,16 +80,16 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
         for query in project.queries:
             latest = _latest(context.instance, query)
             plan = restart_plan(context.instance, query, config)
-            note = plan if isinstance(plan, str) else "restart requested" if plan else ""
+            note = plan.note or ("restart requested" if plan.request else "")
             try:
                 state = query_state(context.instance, client, query, config, restart_note=note)
             except Exception as error:  # noqa: BLE001 - one query's trouble must not hide the rest
-                state = QueryState(UNKNOWN, f"{type(error).__name__}: {error}".splitlines()[0])
+                state = QueryState(Status.UNKNOWN, f"{type(error).__name__}: {error}".splitlines()[0])
             states[query.name] = (query, latest, state)
         for broken in project.broken:
             states[broken.name] = (broken, None, broken_state(broken.error))
         for name, (query, latest, state) in states.items():
-            log = context.log.warning if state.state == FAILING else context.log.info
+            log = context.log.warning if state.state == Status.FAILING else context.log.info
             log(f"{name}: {state.line}")
             signature = [state.state, state.reason, state.consumer_lag,
                          latest.storage_id if latest else None]

@@ -11,12 +11,11 @@ import dagster as dg
 from assets.factory import QueryAssets
 from assets.keys import (FINGERPRINT, FINGERPRINT_TAG, STOP_TAG, mode_run_config, query_key, query_runs,
                          role_tags)
-from assets.state import IN_FLIGHT
+from assets.state import IN_FLIGHT, WAITING
 from resources import EngineResource
 from streamjoin.app.project import Query, SqlProject
 
 FAILED = (dg.DagsterRunStatus.FAILURE,)  # restarted by the restart sensor
-QUEUED = IN_FLIGHT[:3]  # not started yet: a stop cancels them outright
 STOP_GRACE_S = 30.0  # after the drain timeout: the run's final writes, then it is terminated
 
 
@@ -86,7 +85,7 @@ def stop_runs(context: dg.OpExecutionContext, query: Query, timeout_s: float) ->
     for it, terminating it after `timeout_s`). Returns what happened, one line per run."""
     instance, key, notes = context.instance, query_key(query), []
     for run in query_runs(instance, query.name, limit=10):
-        if run.status in QUEUED:
+        if run.status in WAITING:  # not started yet: a stop cancels it outright
             instance.run_coordinator.cancel_run(run.run_id)
             notes.append(f"run {run.run_id[:8]} was queued: canceled")
         elif run.status == dg.DagsterRunStatus.STARTED:

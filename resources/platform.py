@@ -5,17 +5,19 @@ variables."""
 import os
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from typing import Mapping
+from typing import Literal, Mapping, get_args
 
 import dagster as dg
 
+Granularity = Literal["hourly", "daily"]  # one backfill partition per hour or per day
 _PARTITION_FORMATS = {"hourly": "%Y-%m-%d-%H:%M", "daily": "%Y-%m-%d"}
 _PARTITION_CRONS = {"hourly": "0 * * * *", "daily": "0 0 * * *"}
+assert set(_PARTITION_FORMATS) == set(_PARTITION_CRONS) == set(get_args(Granularity))
 
 
 @dataclass(frozen=True)
 class PlatformConfig:
-    backfill_granularity: str = "daily"  # hourly | daily
+    backfill_granularity: Granularity = "daily"
     # First partition, "YYYY-MM-DD": the default holds any event time, the samples' 1970 too;
     # a deployment sets its first day of data (hourly partitions from 1970 would be 500k).
     backfill_start: str = "1970-01-01"

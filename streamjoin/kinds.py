@@ -1,11 +1,21 @@
-"""The closed sets the planner and the runtime share, at the bottom of the chain (as Flink shares
-its join type between planner and runtime): what a relation is and how a join treats unmatched
-rows. String enums: a member equals, hashes and prints as its value ("stream", "LEFT"), which is
-what SQL, EXPLAIN and the catalog write."""
+"""The closed sets several layers share, at the bottom of the chain (as Flink shares its join type
+between planner and runtime): what a relation is and how a join treats unmatched rows (string
+enums: a member equals, hashes and prints as its value, "stream", "LEFT", as SQL, EXPLAIN and the
+catalog write it); how a query runs and what a run does when its checkpoint points outside the
+log (literals: they travel as configuration text)."""
 
 from __future__ import annotations
 
 import enum
+from typing import Literal, get_args
+
+# available_now: everything new, then stop; continuous: until stopped (app.engine.Engine.run)
+RunMode = Literal["available_now", "continuous"]
+RUN_MODES: tuple[RunMode, ...] = get_args(RunMode)
+# A checkpoint offset outside the log (retention deleted it, the topic was recreated): fail the
+# run, or go on from the log's earliest or latest offset (kafka.offsets)
+DataLossPolicy = Literal["fail", "earliest", "latest"]
+DATA_LOSS_POLICIES: tuple[DataLossPolicy, ...] = get_args(DataLossPolicy)
 
 
 class Kind(enum.StrEnum):

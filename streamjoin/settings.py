@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TypeVar
+
+from streamjoin.kinds import DataLossPolicy
 
 # Kafka security settings: (Settings field, environment variable, kafka-python keyword argument).
 # streamjoin.kafka.client turns them into client configuration.
@@ -18,6 +21,16 @@ SECURITY = (
     ("sasl_username", "STREAMJOIN_KAFKA_SASL_USERNAME", "sasl_plain_username"),
     ("sasl_password", "STREAMJOIN_KAFKA_SASL_PASSWORD", "sasl_plain_password"),
 )
+
+
+E = TypeVar("E", bound=Enum)
+
+
+class BrokerKind(Enum):
+    """Which broker `streamjoin broker start` runs when no bootstrap servers are configured."""
+
+    KAFKA = "kafka"  # Apache Kafka, one KRaft node from Maven Central's jars
+    TANSU = "tansu"  # Tansu, a Kafka-compatible broker from a PyPI wheel (in-memory log)
 
 
 @dataclass(frozen=True)
@@ -38,13 +51,14 @@ class Settings:
     spark_master: str | None = None  # None: local[2]
     spark_remote: str | None = None  # a Spark Connect URL; wins over spark_master
     kafka_timeout_s: float = 10.0  # how long a client waits for the brokers to answer at all
-    on_data_loss: str = "fail"  # a checkpoint offset outside the log: fail | earliest | latest
+    on_data_loss: DataLossPolicy = "fail"  # a checkpoint offset outside the log: fail | earliest | latest
     # A continuous query's micro-batch cadence: an idle trigger only asks Kafka for new offsets,
     # so a short one costs little and bounds how long a new record waits for its batch.
     trigger_interval_ms: int = 200
     # Extra JVM options for a Spark driver this process launches (local mode: the executors too);
     # e.g. `QUICK_START_JAVA_OPTIONS` for sessions that run many small queries and end.
     spark_driver_java_options: str | None = None
+    broker_kind: BrokerKind = BrokerKind.TANSU  # the embedded broker's kind (unused with kafka_bootstrap)
 
     @property
     def delta_root(self) -> Path:
@@ -65,5 +79,19 @@ class Settings:
             on_data_loss=(env.get("STREAMJOIN_ON_DATA_LOSS") or "fail").lower(),
             trigger_interval_ms=int(env.get("STREAMJOIN_TRIGGER_INTERVAL_MS") or 200),
             spark_driver_java_options=env.get("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS") or None,
+            broker_kind=choice_from_env(env, "STREAMJOIN_BROKER_KIND", BrokerKind, BrokerKind.TANSU),
             **security,
         )
+
+
+def choice_from_env(env: Mapping[str, str], variable: str, choices: type[E], default: E) -> E:
+    """The member of the enum `choices` whose value `variable` names (any case), else `default`;
+    a value it does not know is a one-line error naming the variable and the choices."""
+    raw = (env.get(variable) or "").strip().lower()
+    if not raw:
+        return default
+    try:
+        return choices(raw)
+    except ValueError:
+        known = ", ".join(str(member.value) for member in choices)
+        raise ValueError(f"{variable}={raw!r} is not one of: {known}") from None

@@ -25,12 +25,13 @@ from streamjoin.kafka import admin, offsets
 from streamjoin.kafka.offsets import DataLossError, TopicPartition  # noqa: F401 - DataLossError: what a run raises
 from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_options
 from streamjoin.kafka.embedded import ensure_bootstrap
+from streamjoin.kinds import RUN_MODES, DataLossPolicy, RunMode
 from streamjoin.plan import nodes as P
 from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.report import RunReport  # what a run returns, for the callers of this facade
 from streamjoin.settings import Settings
 
-MODES = ("available_now", "continuous")
+MODES = RUN_MODES
 ON_DATA_LOSS = offsets.ON_DATA_LOSS  # fail | earliest | latest: see Engine.run
 
 
@@ -89,8 +90,9 @@ class Engine:
         wanted[self.dead_letter_topic(query)] = 1
         admin.create_topics(self.bootstrap, wanted, settings=self.settings)
 
-    def run(self, query: Query, mode: str | None = None, stop_after_s: float | None = None,
-            on_progress: Callable[[RunReport], None] | None = None, on_data_loss: str | None = None) -> RunReport:
+    def run(self, query: Query, mode: RunMode | None = None, stop_after_s: float | None = None,
+            on_progress: Callable[[RunReport], None] | None = None,
+            on_data_loss: DataLossPolicy | None = None) -> RunReport:
         """Run the query from its checkpoint: `available_now` processes everything new then stops;
         `continuous` runs with a processing-time trigger until `stop_after_s` (or until stopped),
         calling `on_progress(report)` after each batch. `on_data_loss` (default: the settings')

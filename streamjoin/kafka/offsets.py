@@ -2,10 +2,11 @@
 partitions of named topics, log start and end offsets that are correct on Tansu, and timestamp ->
 offset lookups that are correct on Tansu.
 
-Tansu quirks handled here (harmless on real Kafka):
+Tansu quirks handled here:
 - ListOffsets(LATEST) answers an offset behind the log end (one past the base offset of the last
-  record batch; under load, thousands of records behind). We fetch from there: the fetch
-  response carries the true end (its high watermark).
+  record batch; under load, thousands of records behind). On Tansu (known by its cluster id) we
+  fetch from there: the fetch response carries the true end (its high watermark). Apache Kafka's
+  answer is the end, taken as it is.
 - ListOffsets(timestamp) answers by append time, ignoring record timestamps. We check the answer
   against the record it points to and otherwise scan for the first record at or after the time.
 
@@ -24,11 +25,13 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as RdTopicPartition
 
 from streamjoin.kafka.client import rdkafka_config
+from streamjoin.kinds import DATA_LOSS_POLICIES
 
 STALL_TIMEOUT_S = 30.0  # no answer or progress for this long -> error
 _EARLIEST, _LATEST = -2, -1  # ListOffsets' special timestamps
 _OUT_OF_RANGE = (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
 _LOOKUP_CONFIG = {"group.id": "streamjoin-offsets", "enable.auto.commit": False}
+TANSU_CLUSTER_ID = "tansu_cluster"  # what a Tansu broker reports unless started with another id
 # A fetch at the log end must answer at once: it is what carries the end.
 _FETCH_CONFIG = {**_LOOKUP_CONFIG, "auto.offset.reset": "error", "fetch.wait.max.ms": 10,
                  "max.partition.fetch.bytes": 64 * 1024}
@@ -48,6 +51,7 @@ class OffsetClient:
     def __init__(self, client_config: dict) -> None:
         self.client_config = client_config
         self._consumer = Consumer({**rdkafka_config(client_config), **_LOOKUP_CONFIG})
+        self._lagging_list_offsets: bool | None = None  # Tansu's ListOffsets(LATEST): asked once
 
     def __enter__(self) -> OffsetClient:
         return self
@@ -93,12 +97,21 @@ class OffsetClient:
         if not tps:
             return {}
         listed = self._listed(tps, _LATEST)
+        if not self._lists_behind_the_end(tps[0].topic):
+            return listed
         known = {} if known is None else known
         moved = {tp: listed[tp] for tp in tps if known.get(tp, (None, None))[0] != listed[tp]}
         if moved:
             found = self._fetch_ends(moved)
             known.update({tp: (listed[tp], max(listed[tp], found[tp])) for tp in moved})
         return {tp: known[tp][1] for tp in tps}
+
+    def _lists_behind_the_end(self, topic: str) -> bool:
+        """True on Tansu, whose ListOffsets(LATEST) lags the log end (module doc)."""
+        if self._lagging_list_offsets is None:
+            cluster = self._consumer.list_topics(topic, timeout=STALL_TIMEOUT_S).cluster_id
+            self._lagging_list_offsets = cluster == TANSU_CLUSTER_ID
+        return self._lagging_list_offsets
 
     def for_timestamp(self, tps: list[TopicPartition], timestamp_ms: int,
                       ends: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -180,7 +193,7 @@ class OffsetClient:
 
 
 # What a reader does when its next offset is not in the log any more (see `DataLoss`).
-ON_DATA_LOSS = ("fail", "earliest", "latest")
+ON_DATA_LOSS = DATA_LOSS_POLICIES
 
 
 @dataclass(frozen=True)
