@@ -21,12 +21,13 @@ from streamjoin.dialect.depth import NESTING_HINT, recursion_headroom
 from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
-from streamjoin.plan.ddl import Properties, declared_source, relation_name, whole_partitions
+from streamjoin.plan.ddl import Properties, declared_source, relation_name, sink_formats, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
 from streamjoin.plan.rewrites import walk
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
 from streamjoin.plan.temporal_functions import declare_temporal_function, is_function_declaration
+from streamjoin.plan.temporal_subqueries import rewrite_temporal_lookups
 from streamjoin.dialect.types import ANY, SqlType
 
 
@@ -110,6 +111,7 @@ def plan_program(sql_text: str, catalog: Catalog | None = None, dialect: str | F
         ctx.statement = statement
         with recursion_headroom():
             try:
+                statement = rewrite_temporal_lookups(ctx, statement)
                 check_statement(ctx, statement, declared)
                 program.statements.append(_plan_statement(ctx, statement, views, len(program.queries)))
             except RecursionError:  # a guard: parse() bounds the nesting far below the headroom
@@ -222,7 +224,7 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
     upper = ctx.flavour.upper_case_sink_topic and create_kind
     topic = props.get("kafka_topic") or (sink_name.upper() if upper else sink_name)
     # the format names here; what the columns' types allow, once compiled (app.compiling)
-    key_format, value_format = (props.format(ctx, side, [], statement) for side in ("key", "value"))
+    key_format, value_format = sink_formats(ctx, props, query, statement)
     timestamp = props.get("timestamp")
     if timestamp is not None:
         timestamp = next((c for c in values if c.lower() == timestamp.lower()), None)

@@ -41,10 +41,11 @@ CASES = [
          "EMIT CHANGES;", (value("p", 1000), value("p", 1)),
          (("dead", "out of range for BIGINT"), ("out", {"BIG": 10**17}))),
     # A string plus a number fails while evaluating the filter: the record is a dead letter whose
-    # reason names the expression and its position.
-    Case("string + number", "CREATE STREAM out AS SELECT id, pageid FROM views WHERE pageid + 1 > 2 "
+    # reason names the expression and its position (a STRING column plus a number is rejected
+    # when planned, `arithmetic-types`; a function's result is typed only when it runs).
+    Case("string + number", "CREATE STREAM out AS SELECT id, pageid FROM views WHERE UCASE(pageid) + 1 > 2 "
          "EMIT CHANGES;", (value("p", 1),),
-         (("dead", "views[0]@0: evaluation failed: cannot evaluate `views.PAGEID + 1 > 2` (line 1, col 57)"),)),
+         (("dead", "views[0]@0: evaluation failed: cannot evaluate `UPPER(views.PAGEID) + 1 > 2` (line 1, col 57)"),)),
     # A value that does not decode at all, then a good one.
     Case("not JSON", "CREATE STREAM out AS SELECT id, pageid FROM views EMIT CHANGES;",
          (b"{not json", value("p3", 3)),
