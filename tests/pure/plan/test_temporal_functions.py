@@ -71,19 +71,25 @@ def test_other_flavours_declare_no_temporal_function():
     assert caught.value.rule == "unsupported-statement"
 
 
+# the document's Orders and RatesHistory, as case sources, and their rows at 10:mm
+SOURCES = [source("Orders", {"amount": "INT", "currency": "STRING", "rowtime": "TIMESTAMP(3)"}, timestamp="rowtime"),
+           source("RatesHistory", {"currency": "STRING", "rate": "INT", "rowtime": "TIMESTAMP(3)"}, timestamp="rowtime")]
+
+
+def order(minute: int, amount: int, currency: str) -> dict:
+    return row("Orders", minute * 60_000, {"amount": amount, "currency": currency, "rowtime": _ts(minute)})
+
+
+def rate(minute: int, currency: str, value: int) -> dict:
+    return row("RatesHistory", minute * 60_000, {"currency": currency, "rate": value, "rowtime": _ts(minute)})
+
+
 def _ts(minute: int) -> str:
     return f"1970-01-01 10:{minute:02d}:00.000"
 
 
 def test_a_declared_function_runs_as_the_table_api_one():
-    sources = [source("orders", {"amount": "INT", "currency": "STRING", "rowtime": "TIMESTAMP(3)"}, timestamp="rowtime"),
-               source("RatesHistory", {"currency": "STRING", "rate": "INT", "rowtime": "TIMESTAMP(3)"},
-                      timestamp="rowtime")]
-    sources[0]["name"] = "Orders"
-    inputs = [row("RatesHistory", 0, {"currency": "Euro", "rate": 114, "rowtime": _ts(0)}),
-              row("Orders", 15 * 60_000, {"amount": 2, "currency": "Euro", "rowtime": _ts(15)}),
-              row("RatesHistory", 45 * 60_000, {"currency": "Euro", "rate": 116, "rowtime": _ts(45)}),
-              row("Orders", 52 * 60_000, {"amount": 3, "currency": "Euro", "rowtime": _ts(52)})]
+    sources, inputs = SOURCES, [rate(0, "Euro", 114), order(15, 2, "Euro"), rate(45, "Euro", 116), order(52, 3, "Euro")]
     table_api = {"temporal_table_function": {"name": "Rates", "history_table": "RatesHistory",
                                              "time_attribute": "rowtime", "primary_key": "currency"}}
     expected = run_sql(EVENT_QUERY, sources, inputs, settings=table_api)

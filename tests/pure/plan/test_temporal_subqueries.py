@@ -13,8 +13,8 @@ from streamjoin.dialect import StreamJoinError
 from streamjoin.plan import plan_program
 from streamjoin.plan.catalog import Catalog
 from streamjoin.plan.explain import explain
-from tests.pure.plan.test_temporal_functions import EVENT, EVENT_QUERY, HISTORY
-from tests.pure.runtime.sql_case import row, run_sql, source
+from tests.pure.plan.test_temporal_functions import EVENT, EVENT_QUERY, HISTORY, SOURCES, order, rate
+from tests.pure.runtime.sql_case import run_sql
 
 # the document's statement, as written
 SUBQUERY = """SELECT
@@ -41,23 +41,12 @@ def test_the_documents_subquery_plans_as_the_temporal_table_function_join():
     assert "as of o.rowtime (event time)" in _join_lines(SUBQUERY)[0]
 
 
-def _ts(minute: int) -> str:
-    return f"1970-01-01 10:{minute:02d}:00.000"
-
-
 def test_it_runs_as_the_lateral_table_query():
-    sources = [source("Orders", {"amount": "INT", "currency": "STRING", "rowtime": "TIMESTAMP(3)"}, timestamp="rowtime"),
-               source("RatesHistory", {"currency": "STRING", "rate": "INT", "rowtime": "TIMESTAMP(3)"},
-                      timestamp="rowtime")]
-    inputs = [row("RatesHistory", 0, {"currency": "Euro", "rate": 114, "rowtime": _ts(0)}),
-              row("RatesHistory", 0, {"currency": "Yen", "rate": 1, "rowtime": _ts(0)}),
-              row("Orders", 15 * 60_000, {"amount": 2, "currency": "Euro", "rowtime": _ts(15)}),
-              row("Orders", 32 * 60_000, {"amount": 50, "currency": "Yen", "rowtime": _ts(32)}),
-              row("RatesHistory", 45 * 60_000, {"currency": "Euro", "rate": 116, "rowtime": _ts(45)}),
-              row("Orders", 52 * 60_000, {"amount": 3, "currency": "Euro", "rowtime": _ts(52)})]
-    by_subquery = run_sql(SUBQUERY.replace("SUM(o.amount * r.rate)", "o.amount * r.rate"), sources, inputs)
+    inputs = [rate(0, "Euro", 114), rate(0, "Yen", 1), order(15, 2, "Euro"), order(32, 50, "Yen"),
+              rate(45, "Euro", 116), order(52, 3, "Euro")]
+    by_subquery = run_sql(SUBQUERY.replace("SUM(o.amount * r.rate)", "o.amount * r.rate"), SOURCES, inputs)
     assert [v for _, v in by_subquery] == [{"amount": 228}, {"amount": 50}, {"amount": 348}]
-    assert run_sql(EVENT_QUERY, sources, inputs, setup=[EVENT]) == by_subquery
+    assert run_sql(EVENT_QUERY, SOURCES, inputs, setup=[EVENT]) == by_subquery
 
 
 @dataclass(frozen=True)
