@@ -1,11 +1,10 @@
 """Date and time functions of Flink SQL (docs/functions.md): TO_TIMESTAMP, TO_TIMESTAMP_LTZ,
 DATE_FORMAT and QUARTER. Formats are Java date patterns, as Flink writes them
-('yyyy-MM-dd HH:mm:ss.SSS'); timestamps are epoch milliseconds, wall clock in UTC."""
+('yyyy-MM-dd HH:mm:ss.SSS'), read by the one reader of them (serde.java_time); timestamps are
+epoch milliseconds, wall clock in UTC."""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -15,49 +14,8 @@ from streamjoin.dialect.types import TIMESTAMP, parse_type
 from streamjoin.expr.core import RESULT_TYPES, Evaluator, ExpressionError, compile_node, compiles, strict
 from streamjoin.expr.functions import arity, named
 from streamjoin.expr.values import parse_timestamp, to_millis
-from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
-
-# Java pattern letter runs -> strftime directives; a run of S is the fraction of a second.
-_PATTERN = re.compile(r"'[^']*'|y+|M+|d+|H+|m+|s+|S+|[^yMdHmsS']+")
-_DIRECTIVES = {"y": "%Y", "M": "%m", "d": "%d", "H": "%H", "m": "%M", "s": "%S"}
-
-
-def _parts(pattern: str) -> list[str]:
-    return _PATTERN.findall(pattern)
-
-
-def format_millis(millis: int, pattern: str) -> str:
-    """DATE_FORMAT: `millis` written with a Java date pattern ('yyyy-MM-dd HH:mm:ss.SSS')."""
-    moment = millis_to_datetime(millis)
-    out = []
-    for part in _parts(pattern):
-        if part.startswith("'"):
-            out.append(part[1:-1])
-        elif part[0] == "S":
-            out.append(f"{moment.microsecond:06d}"[: len(part)].ljust(len(part), "0"))
-        elif part[0] == "y" and len(part) == 2:
-            out.append(moment.strftime("%y"))
-        elif part[0] in _DIRECTIVES:
-            out.append(moment.strftime(_DIRECTIVES[part[0]]))
-        else:
-            out.append(part)
-    return "".join(out)
-
-
-def parse_millis(text: str, pattern: str) -> int:
-    """TO_TIMESTAMP(text, pattern): `text` read with a Java date pattern -> epoch millis (UTC)."""
-    directives = []
-    for part in _parts(pattern):
-        if part.startswith("'"):
-            directives.append(part[1:-1].replace("%", "%%"))
-        elif part[0] == "S":
-            directives.append("%f")
-        elif part[0] == "y" and len(part) == 2:
-            directives.append("%y")
-        else:
-            directives.append(_DIRECTIVES.get(part[0], part.replace("%", "%%")))
-    moment = datetime.strptime(text.strip(), "".join(directives)).replace(tzinfo=timezone.utc)
-    return datetime_to_millis(moment)
+from streamjoin.serde.java_time import format_millis, parse_millis
+from streamjoin.serde.time import millis_to_datetime
 
 
 @named("TO_TIMESTAMP")
@@ -66,7 +24,16 @@ def _to_timestamp(args: list[Evaluator], node, scope) -> Evaluator:
     arity(node, args, 1, 2)
     if len(args) == 1:
         return strict(parse_timestamp, *args)
-    return strict(parse_millis, *args)
+    return strict(_parse_with_pattern, *args)
+
+
+def _parse_with_pattern(text: str, pattern: str) -> int:
+    """Text read with its Java pattern; text the pattern does not match is read in the default
+    form, as Flink falls back to JDBC's timestamp reading ('... 05:03:30.25' with 'ss.SSS')."""
+    try:
+        return parse_millis(text, pattern)
+    except ValueError:
+        return parse_timestamp(text)
 
 
 @named("TO_TIMESTAMP_LTZ")
