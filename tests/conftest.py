@@ -1,8 +1,9 @@
 """Session fixtures shared by every test tier. All are lazy: a pure test requests none of the
 expensive ones, so it starts neither the broker nor Spark.
 
-- kafka_bootstrap: "host:port" of one embedded broker per test session (or of
-  STREAMJOIN_KAFKA_BOOTSTRAP when set); stopped at the end.
+- kafka_bootstrap: "host:port" of one embedded broker per test session, Apache Kafka unless
+  STREAMJOIN_BROKER_KIND says otherwise (or of STREAMJOIN_KAFKA_BOOTSTRAP when set); stopped at
+  the end.
 - spark: one SparkSession per test session (streamjoin data sources registered); stopped at end.
 - spark_connect: the server state of one Spark Connect server per test session (as `make ui`
   starts it), for the tests of runs that connect to a shared Spark; stopped at the end.
@@ -13,6 +14,7 @@ expensive ones, so it starts neither the broker nor Spark.
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from pathlib import Path
@@ -33,6 +35,9 @@ def streamjoin_home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("streamjoin_home")
     with pytest.MonkeyPatch.context() as env:
         env.setenv("STREAMJOIN_HOME", str(home))
+        # The suites run on the broker users run; Tansu, the demo's quick default, is tested by
+        # tests/integration/test_broker.py (and by the suites with STREAMJOIN_BROKER_KIND=tansu).
+        env.setenv("STREAMJOIN_BROKER_KIND", os.environ.get("STREAMJOIN_BROKER_KIND") or "kafka")
         env.setenv("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS",
                    short_lived(Settings.from_env()).spark_driver_java_options)
         yield home

@@ -4,9 +4,10 @@ is unset."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from streamjoin.kafka import embedded as broker
-from streamjoin.settings import Settings
+from streamjoin.settings import BrokerKind, Settings
 
 
 def _start(args: argparse.Namespace) -> int:
@@ -15,8 +16,12 @@ def _start(args: argparse.Namespace) -> int:
         print(f"STREAMJOIN_KAFKA_BOOTSTRAP is set ({settings.kafka_bootstrap}); "
               "the embedded broker is not used")
         return 0
+    if args.kind:
+        settings = replace(settings, broker_kind=BrokerKind(args.kind))
     state = broker.start(settings)
-    print(f"broker running: bootstrap {state.bootstrap} pid {state.pid} log {state.log_path}")
+    if state.kind is not settings.broker_kind:
+        print(f"a {state.description} broker is already running; stop it first to start {settings.broker_kind.value}")
+    print(f"broker running: {state.description}, bootstrap {state.bootstrap} pid {state.pid} log {state.log_path}")
     return 0
 
 
@@ -31,7 +36,7 @@ def _status(args: argparse.Namespace) -> int:
         print("no embedded broker running")
         return 1
     health = "answering" if broker.answers(state.bootstrap) else "NOT answering"
-    print(f"broker running ({health}): bootstrap {state.bootstrap} pid {state.pid} "
+    print(f"broker running ({health}): {state.description}, bootstrap {state.bootstrap} pid {state.pid} "
           f"log {state.log_path}")
     return 0 if health == "answering" else 1
 
@@ -44,4 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("stop", _stop, "stop the embedded broker"),
         ("status", _status, "show the embedded broker's bootstrap address; exit 1 if not running"),
     ):
-        actions.add_parser(name, help=help_text).set_defaults(func=func)
+        action = actions.add_parser(name, help=help_text)
+        action.set_defaults(func=func)
+        if name == "start":
+            action.add_argument("--kind", choices=[kind.value for kind in BrokerKind],
+                                help="Apache Kafka (KRaft, jars from Maven Central) or Tansu; default: "
+                                     "STREAMJOIN_BROKER_KIND, else kafka")

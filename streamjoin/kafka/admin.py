@@ -3,6 +3,7 @@ bootstrap servers; security settings come from `Settings` (environment) unless g
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager, suppress
 from typing import Iterable, Iterator
 
@@ -17,6 +18,9 @@ from streamjoin.kafka import offsets
 from streamjoin.kafka.producer import bulk_producer, send_all
 from streamjoin.kafka.rdkafka import read_range
 from streamjoin.kafka.records import ConsumedRecord, OutRecord
+
+
+METADATA_WAIT_S = 30.0
 
 
 def _config(bootstrap: str, settings: Settings | None) -> dict:
@@ -47,6 +51,7 @@ def create_topics(bootstrap: str, partitions_by_topic: dict[str, int],
     # one created concurrently by another client: idempotent
     with _admin_client(bootstrap, settings) as admin, suppress(TopicAlreadyExistsError):
         admin.create_topics(new)
+    _await_metadata(bootstrap, settings, {topic.name: topic.num_partitions for topic in new})
 
 
 def delete_topics(bootstrap: str, topics: list[str], settings: Settings | None = None) -> None:
@@ -55,6 +60,24 @@ def delete_topics(bootstrap: str, topics: list[str], settings: Settings | None =
         return
     with _admin_client(bootstrap, settings) as admin, suppress(UnknownTopicOrPartitionError):
         admin.delete_topics(topics)  # one deleted already is the outcome asked for
+    _await_metadata(bootstrap, settings, dict.fromkeys(topics, 0))
+
+
+def _await_metadata(bootstrap: str, settings: Settings | None, partitions_by_topic: dict[str, int]) -> None:
+    """Wait until the broker's metadata shows each topic with its partition count (0: gone).
+    Apache Kafka answers CreateTopics and DeleteTopics once its controller has decided, before
+    every broker's metadata says so; a caller that then produces, reads or creates the topic again
+    must not race that."""
+    deadline = time.monotonic() + METADATA_WAIT_S
+    with offsets.OffsetClient(_config(bootstrap, settings)) as client:
+        while True:
+            known = client.partitions_of(list(partitions_by_topic))
+            late = sorted(topic for topic, count in partitions_by_topic.items() if len(known[topic]) != count)
+            if not late:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the broker's metadata did not show {late} as asked within {METADATA_WAIT_S:g} s")
+            time.sleep(0.05)
 
 
 def list_topics(bootstrap: str, settings: Settings | None = None) -> list[str]:

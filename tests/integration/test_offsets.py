@@ -1,9 +1,10 @@
-"""Offset lookups on the session broker (streamjoin/kafka/offsets.py): log ends with the record
-of ends a caller keeps between calls (a partition whose log has not grown is not read again);
-partition lookups that name their topics and never create a missing one; timestamp lookups.
+"""Offset lookups on the session broker (streamjoin/kafka/offsets.py): log ends, exact as Apache
+Kafka lists them and, on Tansu (a broker of its own here), with the record of ends a caller keeps
+between calls (a partition whose log has not grown is not read again); partition lookups that
+name their topics and never create a missing one; timestamp lookups.
 
-Timeline (one partition; Tansu lists one past the base offset of the last batch, so the true end
-needs a read through that batch until librdkafka reports the partition's end):
+Timeline on Tansu (one partition; Tansu lists one past the base offset of the last batch, so the
+true end needs a read through that batch until librdkafka reports the partition's end):
 
     2,000 records in one batch   -> end 2,000   (read)
     nothing new                  -> end 2,000   (no read: the listed offset has not moved)
@@ -15,13 +16,29 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Producer
 
-from streamjoin.kafka import admin
-from streamjoin.kafka.client import kafka_client_config
+from streamjoin.kafka import admin, embedded
+from streamjoin.kafka.client import kafka_client_config, rdkafka_config
 from streamjoin.kafka.offsets import OffsetClient, TopicPartition
-from streamjoin.kafka.client import rdkafka_config
-from streamjoin.settings import Settings
+from streamjoin.settings import BrokerKind, Settings
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def tansu_bootstrap(tmp_path_factory):
+    """A Tansu broker of this module's own (it starts in milliseconds)."""
+    settings = Settings(home=tmp_path_factory.mktemp("tansu"), broker_kind=BrokerKind.TANSU)
+    yield embedded.start(settings, detached=False).bootstrap
+    embedded.stop(settings)
+
+
+@pytest.fixture
+def counted_fetches(monkeypatch) -> list:
+    """The reads of `OffsetClient._fetch_ends`, one entry a call."""
+    reads = []
+    fetch_ends = OffsetClient._fetch_ends
+    monkeypatch.setattr(OffsetClient, "_fetch_ends", lambda self, starts: reads.append(starts) or fetch_ends(self, starts))
+    return reads
 
 
 def produce(config: dict, topic: str, timestamps: list[int]) -> None:
@@ -31,12 +48,25 @@ def produce(config: dict, topic: str, timestamps: list[int]) -> None:
     producer.flush()
 
 
-def test_a_partition_that_has_not_grown_is_not_read_again(kafka_bootstrap, unique_topic, monkeypatch):
-    config = kafka_client_config(Settings.from_env(), kafka_bootstrap)
+def test_kafka_lists_the_log_end_itself(kafka_bootstrap, unique_topic, counted_fetches):
+    settings = Settings.from_env()
+    if settings.kafka_bootstrap or settings.broker_kind is not BrokerKind.KAFKA:
+        pytest.skip("the session broker is not the embedded Apache Kafka (STREAMJOIN_KAFKA_BOOTSTRAP or _BROKER_KIND)")
+    config = kafka_client_config(settings, kafka_bootstrap)
     admin.create_topics(kafka_bootstrap, {unique_topic: 1})
-    reads = []
-    fetch_ends = OffsetClient._fetch_ends
-    monkeypatch.setattr(OffsetClient, "_fetch_ends", lambda self, starts: reads.append(starts) or fetch_ends(self, starts))
+    tp = TopicPartition(unique_topic, 0)
+    with OffsetClient(config) as client:
+        produce(config, unique_topic, [1_000 + n for n in range(2_000)])
+        assert client.ends([tp], {}) == {tp: 2_000}
+        produce(config, unique_topic, [5_000])
+        assert client.ends([tp]) == {tp: 2_001}
+    assert counted_fetches == [], "Apache Kafka's ListOffsets answer is the end: no fetch"
+
+
+def test_on_tansu_a_partition_that_has_not_grown_is_not_read_again(tansu_bootstrap, unique_topic, counted_fetches):
+    config = kafka_client_config(Settings(), tansu_bootstrap)
+    admin.create_topics(tansu_bootstrap, {unique_topic: 1})
+    reads = counted_fetches
     tp, known = TopicPartition(unique_topic, 0), {}
     with OffsetClient(config) as client:
         produce(config, unique_topic, [1_000 + n for n in range(2_000)])

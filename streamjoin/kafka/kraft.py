@@ -1,0 +1,79 @@
+"""Apache Kafka as the embedded broker: one KRaft node (broker and controller in one JVM) from
+Maven Central's jars (`streamjoin.maven`), its log under STREAMJOIN_HOME/broker/kafka.
+
+Set for one machine and a few clients: the internal topics (consumer offsets, transactions,
+share groups) with one replica and one partition, so the first group or transaction does not
+create fifty partitions; a small heap; two network and I/O threads. Its data outlives a restart,
+as any Kafka broker's does (Tansu keeps its log in memory only).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+from streamjoin import maven
+
+VERSION = "4.1.1"
+# The broker, and the binding that sends its SLF4J logging to log4j2 (without one it logs nothing).
+ARTIFACTS = (maven.Artifact("org.apache.kafka", "kafka_2.13", VERSION),
+             maven.Artifact("org.apache.logging.log4j", "log4j-slf4j-impl", "2.24.3"))
+MARKER = b"kafka.Kafka"  # the main class, in the broker's command line
+JVM_OPTIONS = ["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
+
+_SETTINGS = """\
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{controller_port}
+listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs={data}
+num.partitions=1
+num.network.threads=2
+num.io.threads=2
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+"""
+
+# Kafka logs through log4j2: warnings and errors to the broker's log file (stdout, redirected).
+_LOG4J2 = """\
+Configuration:
+  Appenders:
+    Console: {name: STDOUT, PatternLayout: {pattern: "[%d] %p %m (%c)%n"}}
+  Loggers:
+    Root: {level: WARN, AppenderRef: [{ref: STDOUT}]}
+"""
+
+
+def _random_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def launch_args(state_dir: Path, port: int, controller_port: int) -> list[str]:
+    """The command that runs the broker, after writing its settings and, on first use, formatting
+    its log directory (KRaft's metadata log starts from a formatted directory)."""
+    data = state_dir / "kafka-data"
+    properties = state_dir / "server.properties"
+    properties.write_text(_SETTINGS.format(port=port, controller_port=controller_port, data=data))
+    logging = state_dir / "log4j2.yaml"
+    logging.write_text(_LOG4J2)
+    classpath = os.pathsep.join(str(jar) for artifact in ARTIFACTS for jar in maven.resolve(artifact))
+    java = [maven.java_binary(), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={logging}", "-cp", classpath]
+    if not (data / "meta.properties").exists():
+        subprocess.run([*java, "kafka.tools.StorageTool", "format", "--ignore-formatted",
+                        "-t", _random_cluster_id(), "-c", str(properties)],
+                       check=True, capture_output=True, timeout=120)
+    return [*java, "kafka.Kafka", str(properties)]
