@@ -10,6 +10,8 @@ import pkgutil
 import sys
 import traceback
 
+from streamjoin.runtime.records import describe
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streamjoin", description=__doc__.split("\n")[0])
@@ -28,18 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as error:  # noqa: BLE001 - no Python traceback ever reaches a user
-        print(f"streamjoin {args.command}: {error_message(error)}", file=sys.stderr)
+        # our errors (a positioned SQL error keeps its snippet) and OS errors say what happened
+        message = str(error) if isinstance(error, OSError) else describe(error)
+        print(f"streamjoin {args.command}: {message}", file=sys.stderr)
         if os.environ.get("STREAMJOIN_DEBUG"):
             traceback.print_exc()
         else:
             print("(set STREAMJOIN_DEBUG=1 to see where it happened)", file=sys.stderr)
         return 1
-
-
-def error_message(error: BaseException) -> str:
-    """Our errors say what happened in their message (a positioned SQL error keeps its snippet);
-    anything else is named with its kind."""
-    if type(error).__module__.startswith("streamjoin.") or isinstance(error, OSError):
-        return str(error)
-    return f"{type(error).__name__}: {error}"
 

@@ -7,7 +7,7 @@ Lookup is case-insensitive and takes the whole (possibly dotted) name: `stocks.o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from streamjoin.dialect.types import SqlType
@@ -63,10 +63,6 @@ class SourceDef:
             if self.column(column) is None:
                 raise ValueError(f"source {self.name}: column {column!r} is not declared")
 
-    @property
-    def is_stream(self) -> bool:
-        return self.kind == "stream"
-
     def column(self, name: str) -> str | None:
         """The declared spelling of `name` (case-insensitive), or None."""
         lowered = name.lower()
@@ -82,9 +78,6 @@ class SourceDef:
     @property
     def value_columns(self) -> tuple[str, ...]:
         return tuple(c for c in self.columns if not self.is_key(c))
-
-    def with_kind(self, kind: str) -> "SourceDef":
-        return replace(self, kind=kind)
 
     @classmethod
     def from_case_source(cls, entry: Mapping) -> "SourceDef":

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -141,8 +140,3 @@ def _count_reason(expected: list[ExpectedRecord], actual: list[OutputRecord]) ->
         missing = ", ".join(describe_expected(e) for e in expected[len(actual):])
         return f"{len(expected) - len(actual)} missing record(s): {missing}"
     return None
-
-
-def multiset_signature(records: list[OutputRecord]) -> Counter:
-    """Records as a multiset of canonical (ts, key, value), e.g. to compare two runs' outputs."""
-    return Counter((r.ts, normalize(r.key), normalize(r.value)) for r in records)

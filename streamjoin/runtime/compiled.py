@@ -56,6 +56,3 @@ class CompiledQuery:
         counts = {n.source.topic: n.source.partitions or 1 for n in walk(self.sink) if isinstance(n, P.Source)}
         counts[self.sink.topic] = self.sink.partitions or max(counts.values(), default=1)
         return counts
-
-    def explain_text(self) -> str:
-        return P.explain(self.sink)

@@ -16,9 +16,6 @@ from streamjoin.operators.base import END_OF_TIME, InMemoryStore, RowKind, Side
 from streamjoin.plan.window_nodes import WindowSpec
 from streamjoin.runtime.stages import Event, Stage
 
-WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
-
-
 def windows_of(spec: WindowSpec, t: int) -> list[tuple[int, int]]:
     """The [start, end) windows (ms) that time `t` belongs to, earliest end first.
 
