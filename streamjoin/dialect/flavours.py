@@ -68,6 +68,9 @@ class Flavour:
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
     table_requires_primary_key: bool = False  # CREATE TABLE must name its PRIMARY KEY (tables join on keys)
     format_property_covers_key: bool = False  # WITH (FORMAT=...) sets the key format too (else value only)
+    # a persistent query's sink takes the formats of the first source in its FROM unless it names
+    # its own (else the default KAFKA key and JSON value)
+    sink_formats_from_source: bool = False
     # The format of a source key of several columns when none is declared (the default KAFKA
     # format holds one column; None: such a key must declare its format).
     multi_column_key_format: str | None = None
@@ -81,6 +84,9 @@ class Flavour:
     window_table_functions: bool = False  # FROM TABLE(TUMBLE|HOP|CUMULATE(...)): windowed rows
     # CREATE FUNCTION f AS history.createTemporalTableFunction(time, key), read by LATERAL TABLE (f(t))
     temporal_table_functions: bool = False
+    # a declaration's 'connector', 'topic', 'scan.startup.*' and 'properties.*' options are read
+    # and checked (plan.connectors)
+    connector_options: bool = False
     group_window_functions: bool = False  # GROUP BY TUMBLE|HOP(time, ...) with TUMBLE_START/_END/_ROWTIME
     join_hints: bool = False  # SELECT /*+ STATE_TTL(...), BROADCAST(...) ... */ (else hints are rejected)
     # -- joins
@@ -139,6 +145,7 @@ class Ksqldb(Flavour):
     create_kind_must_match = True
     table_requires_primary_key = True
     format_property_covers_key = True
+    sink_formats_from_source = True
     header_columns = True
     join_model = JoinModel.KEYED
     equi_join_conditions_only = True
@@ -170,6 +177,7 @@ class Flink(Flavour):
     subquery_joins = True
     window_table_functions = True
     temporal_table_functions = True
+    connector_options = True
     group_window_functions = True
     join_hints = True
 

@@ -29,6 +29,7 @@ from streamjoin.dialect.types import SqlType, TypeSyntaxError
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import kafka_keys
 from streamjoin.plan.catalog import SourceDef, SourceWindow
+from streamjoin.plan.connectors import check_connector_options
 from streamjoin.plan.scope import Context
 
 PROCTIME = SqlType.parse("TIMESTAMP_LTZ(3) PROCTIME")
@@ -80,12 +81,12 @@ class Properties:
             return ("key_format", "key.format") + (("format",) if flavour.format_property_covers_key else ())
         return ("value_format", "value.format", "format")
 
-    def format(self, ctx: Context, side: str, columns, fallback: exp.Expr) -> str:
-        """`side`'s format (KAFKA for a key, JSON for a value unless given), checked against the
-        columns it holds: a positioned `format` error at the property that names it, else at
-        `fallback` (what brought the columns)."""
+    def format(self, ctx: Context, side: str, columns, fallback: exp.Expr, default: str | None = None) -> str:
+        """`side`'s format (unless given: `default`, else KAFKA for a key and JSON for a value),
+        checked against the columns it holds: a positioned `format` error at the property that
+        names it, else at `fallback` (what brought the columns)."""
         names = self.format_names(ctx.flavour, side)
-        fmt = (self.get(*names) or ("KAFKA" if side == "key" else "JSON")).upper()
+        fmt = (self.get(*names) or default or ("KAFKA" if side == "key" else "JSON")).upper()
         problem = format_problem(side, fmt, columns)
         if problem:
             where = self.written(*names)
@@ -116,6 +117,19 @@ class Properties:
         return SourceWindow(kind, millis)
 
 
+def sink_formats(ctx: Context, props: Properties, query: exp.Select, statement: exp.Expr) -> tuple[str, str]:
+    """A persistent query's (key, value) formats: those its statement names, else, where the
+    flavour's sinks inherit them, those of the first source in its FROM (a NONE key becoming the
+    default key format, as the query has a key to write)."""
+    table = query.args["from_"].this if ctx.flavour.sink_formats_from_source and query.args.get("from_") else None
+    first = ctx.catalog.get(relation_name(ctx, table)) if isinstance(table, exp.Table) else None
+    if first is None:
+        return props.format(ctx, "key", [], statement), props.format(ctx, "value", [], statement)
+    key = first.key_format if first.key_format != "NONE" else None
+    return (props.format(ctx, "key", [], statement, default=key),
+            props.format(ctx, "value", [], statement, default=first.value_format))
+
+
 def _text(value: exp.Expr) -> str:
     if isinstance(value, exp.Boolean):
         return "true" if value.this else "false"
@@ -135,6 +149,7 @@ def whole_partitions(ctx: Context, value, name: str, where: exp.Expr | None) -> 
 def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     name = relation_name(ctx, create.this)
     props = Properties.of(create)
+    check_connector_options(ctx, props, props.values, create.this)
     columns, keys, metadata, proctime, headers = _columns(ctx, create)
     if not columns:
         raise ctx.error("no-columns", f"{name} declares no columns: list them, e.g. CREATE STREAM {name} "

@@ -76,6 +76,11 @@ ACCEPTED = {
         "CREATE TABLE pairs (a STRING, b STRING, v INT, PRIMARY KEY (a, b) NOT ENFORCED) "
         "WITH ('topic' = 'pairs', 'key.format' = 'json');\nSELECT a, b, v FROM pairs;",
         "SELECT product_id, COUNT(*) AS n FROM orders GROUP BY product_id HAVING COUNT(*) > 1;",
+        # the document's connector options, as written (the CDC format and its metadata aside)
+        "CREATE TABLE products2 (product_id STRING, price DECIMAL(10, 4)) WITH ('connector' = 'kafka', "
+        "'topic' = 'products', 'scan.startup.mode' = 'earliest-offset', "
+        "'properties.bootstrap.servers' = 'localhost:9092', 'properties.group.id' = 'g', 'value.format' = 'json');\n"
+        "SELECT product_id FROM products2;",
     ],
     "lenses": [
         "SELECT STREAM o.item FROM orders o JOIN payments p ON o._key = p._key WITHIN 5s;",
