@@ -86,6 +86,8 @@ def place(topic: str, partitions: int, serde: SerdeSpec, key: Any, value: Any, t
 
 
 def _key_tuple(serde: SerdeSpec, key: Any) -> tuple:
+    if len(serde.key_columns) == 1 and serde.key_columns[0][1].is_nested:
+        return (key,)  # one ARRAY, MAP or STRUCT key column: the list or object is its value
     if isinstance(key, dict):
         folded = {str(k).lower(): v for k, v in key.items()}
         return tuple(folded.get(name.lower()) for name, _ in serde.key_columns)

@@ -161,8 +161,9 @@ def _stream_stream(ctx, join: _KeyedJoin) -> Input:
 def _stream_table(ctx, join: _KeyedJoin) -> Input:
     flavour, jt = ctx.flavour, join.jt
     if not jt.one_sided_outer:
-        raise ctx.error("stream-table-join-type", f"{jt} OUTER joins between streams and tables are not "
-                        "supported (stream-table joins support INNER and LEFT)", join.clause.ast)
+        raise ctx.error("stream-table-join-type", f"{jt} OUTER join of stream {side_names(join.left)} and table "
+                        f"{side_names(join.right)} ({join.condition}) is not supported: a stream-table join is INNER or "
+                        "LEFT, the stream on the left", join.clause.ast)
     if flavour.table_joins_on_primary_key and not key_matches(join.right, join.right_keys):
         raise ctx.error("table-non-key", f"{join.condition}: a stream-table join must use the table's primary key; "
                         f"{', '.join(e.sql() for e in join.right_keys)} is not the key of {side_names(join.right)}",
@@ -190,8 +191,9 @@ def _foreign_key(ctx, join: _KeyedJoin) -> Input:
     """A table-table join on the right table's key and not the left's: a foreign-key join."""
     flavour, left = ctx.flavour, join.left
     if not join.jt.one_sided_outer:
-        raise ctx.error("foreign-key-join-type", f"{join.jt} OUTER JOIN on a foreign key is not supported "
-                        "(foreign-key joins support INNER and LEFT)", join.clause.ast)
+        raise ctx.error("foreign-key-join-type", f"{join.jt} OUTER join of table {side_names(left)} on the foreign "
+                        f"key {', '.join(e.sql() for e in join.left_keys)} to table {side_names(join.right)} "
+                        f"({join.condition}) is not supported: a foreign-key join is INNER or LEFT", join.clause.ast)
     if flavour.foreign_key_join_needs_source_table and not isinstance(left.node, n.Source):
         raise ctx.error("foreign-key-join-input", f"{join.condition}: a foreign-key join must read a declared table "
                         f"on its left, not the result of joining {side_names(left)}", join.where)

@@ -45,7 +45,8 @@ def expand(ctx: Context, scope: SelectScope, select: exp.Select, naming: KeyNami
         elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
             entry = scope.find(node.table)
             if entry is None:
-                raise ctx.error("unknown-relation", f"unknown relation {node.table!r}", node)
+                raise ctx.error("unknown-relation", f"unknown relation {node.table!r} in {node.sql()}: "
+                                f"{scope.relations_here()}", node)
             star_entries = [entry]
         if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Star):
             items += _struct_fields(ctx, scope, node)

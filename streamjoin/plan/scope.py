@@ -113,6 +113,12 @@ class SelectScope:
         found = (by_source or by_suffix or [None])[0]
         return found if found is not None or self.outer is None else self.outer.find(alias)
 
+    def relations_here(self) -> str:
+        """The relations a column may be qualified with here, and what each reads, for errors."""
+        named = [e.alias if not e.source or e.source.name == e.alias else f"{e.alias} ({e.source.name})"
+                 for e in self.entries]
+        return f"qualify it with one of {', '.join(named)}" if named else "no relation is in scope"
+
     def resolve_column(self, column: exp.Column) -> exp.Column:
         resolved = self._resolve_column(column)
         if column.this.meta_get("start") is not None:  # where it was written, for later errors
@@ -124,7 +130,8 @@ class SelectScope:
         if qual:
             entry = self.find(qual)
             if entry is None:
-                raise self.ctx.error("unknown-relation", f"unknown relation {qual!r} in {column.sql()}", column)
+                raise self.ctx.error("unknown-relation", f"unknown relation {qual!r} in {column.sql()}: "
+                                     f"{self.relations_here()}", column)
             declared = entry.column(name)
             if declared is None and name.upper() in self.pseudo_of(entry):
                 return col(entry.alias, name.upper())

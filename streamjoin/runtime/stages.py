@@ -28,6 +28,7 @@ from streamjoin.operators.base import (
     RowKind,
     Side,
 )
+from streamjoin.serde.values import hashable
 
 # Enum members looked up once: a class attribute lookup on an enum costs several dict lookups.
 _LEFT, _DELETE = Side.LEFT, RowKind.DELETE
@@ -274,7 +275,7 @@ class RekeyStage(Stage):
     def on_event(self, event: Event, port: Side) -> list[Event]:
         if event.env is None:
             return [event]
-        return [Event(event.kind, self.key(event.env), event.env, event.ts)]
+        return [Event(event.kind, hashable(self.key(event.env)), event.env, event.ts)]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple
 
 from streamjoin.serde.codecs import load_json
-from streamjoin.serde.values import DecodeError, json_reader, struct_reader
+from streamjoin.serde.values import DecodeError, hashable, json_reader, struct_reader
 
 
 class Change(NamedTuple):
@@ -115,7 +115,7 @@ class ChangeReader:
     def __call__(self, data: bytes) -> tuple[tuple, dict, bool]:
         change = self.read_change(load_json(data, "value"))
         row = self.read_row(change.row, "value")
-        key = tuple(row[name] for name in self.key_names)
+        key = tuple(hashable(row[name]) for name in self.key_names)
         if None in key:
             raise DecodeError(f"value: the row's key {dict(zip(self.key_names, key))} has a NULL column")
         before = earlier_row(change)

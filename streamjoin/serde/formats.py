@@ -36,6 +36,7 @@ from streamjoin.serde.values import (
     DecodeError,
     EncodeError,
     field_readers,
+    hashable,
     json_reader,
     json_writer,
     struct_reader,
@@ -203,7 +204,13 @@ class _Codec:
                     return None if part is None else (part,)
                 key = tuple(row[n] for n in key_names)
                 return None if all(part is None for part in key) else key  # JSON `null`: a null key
-        self.read_key = read_key_tuple
+        if any(t.is_nested for _, t in spec.key_columns):  # ARRAY, MAP, STRUCT keys: stores hash them
+            def read_nested_key(data: bytes, read=read_key_tuple) -> tuple | None:
+                key = read(data)
+                return None if key is None else tuple(hashable(part) for part in key)
+            self.read_key = read_nested_key
+        else:
+            self.read_key = read_key_tuple
         self.read_value, self.write_value = self._side(
             spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
         self.write_row = self._row_writer(spec)

@@ -403,3 +403,31 @@ def text_writer(t: SqlType) -> Callable[[Any], str]:
     if t.is_timestamp:
         return _write_timestamp(t)
     return json_writer(t)  # numbers and booleans: the same text as JSON
+
+
+class FrozenList(list):
+    """A decoded ARRAY that can be (part of) a key: hashed by its items. Still a list to every
+    reader and writer; never changed once decoded."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+
+class FrozenDict(dict):
+    """A decoded MAP or STRUCT that can be (part of) a key: hashed by its entries."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+
+def hashable(value: Any) -> Any:
+    """`value` with every list and dict in it made hashable, for a key (join, table, group)."""
+    if isinstance(value, list):
+        return FrozenList(hashable(item) for item in value)
+    if isinstance(value, dict):
+        return FrozenDict((name, hashable(item)) for name, item in value.items())
+    return value

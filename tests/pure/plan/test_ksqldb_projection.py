@@ -89,8 +89,8 @@ class Rejected:
 
 
 REJECTED = {
-    # ksqlDB's own key rule (its documentation's examples leave the key out: our default)
-    "join key not projected": Rejected(f"SET 'streamjoin.key_must_be_projected'='true';\nCREATE STREAM OUT AS SELECT L.B, R.D FROM L JOIN R {WITHIN} ON L.A = R.A;",
+    # ksqlDB's own key rule, the default (its documentation's examples leave the key out: SET ... 'false')
+    "join key not projected": Rejected(f"CREATE STREAM OUT AS SELECT L.B, R.D FROM L JOIN R {WITHIN} ON L.A = R.A;",
                                        "key-not-projected", ("OUT", "L.A", "R.A")),
     "synthetic key not projected": Rejected(f"SET 'streamjoin.key_must_be_projected'='true';\nCREATE STREAM OUT AS SELECT L.*, R.* FROM L JOIN R {WITHIN} "
                                             "ON ABS(L.A) = ABS(R.A);", "key-not-projected", ("OUT", "ROWKEY")),
@@ -108,6 +108,17 @@ REJECTED = {
                                          "join-operand-order", ("T", "L")),
     "right table not joined on its key": Rejected("CREATE TABLE OUT AS SELECT T.A, F FROM T JOIN U ON T.A = U.F;",
                                                   "table-table-key", ("T", "A", "U", "F")),
+    # an unknown qualifier names the relations it could be; an unsupported join type its sides
+    "unknown qualifier in ON": Rejected("CREATE STREAM OUT AS SELECT L.A, E FROM L JOIN T ON X.A = T.A;",
+                                        "unknown-relation", ("X", "L", "T")),
+    "unknown qualifier in SELECT": Rejected("CREATE STREAM OUT AS SELECT Q.A, E FROM L JOIN T ON L.A = T.A;",
+                                            "unknown-relation", ("Q", "L", "T")),
+    "unknown qualifier of a star": Rejected("CREATE STREAM OUT AS SELECT Q.* FROM L JOIN T ON L.A = T.A;",
+                                            "unknown-relation", ("Q", "L", "T")),
+    "FULL OUTER stream-table": Rejected("CREATE STREAM OUT AS SELECT L.A, E FROM L FULL OUTER JOIN T ON L.A = T.A;",
+                                        "stream-table-join-type", ("L", "T", "L.A", "T.A")),
+    "RIGHT foreign-key join": Rejected("CREATE TABLE OUT AS SELECT ID1, ID2, X FROM LT RIGHT JOIN RT ON FK = ID;",
+                                       "foreign-key-join-type", ("LT", "RT", "FK", "ID")),
     "a literal is not a join expression": Rejected(f"CREATE STREAM OUT AS SELECT * FROM L JOIN R {WITHIN} ON L.A = 0;",
                                                    "equi-join", ("R", "L", "A")),
 }
