@@ -306,6 +306,7 @@ class Sink(PlanNode):
     wrap_single_value: bool = True  # False: a single value column is written as the bare value
     timestamp: str | None = None  # the value column whose value is the output record's timestamp
     window: SourceWindow | None = None  # a windowed result: the key ends with the window's bounds
+    wrap_single_key: bool = False  # a one-column JSON key is written as an object (Flink's 'key.format')
 
     @property
     def children(self):

@@ -21,6 +21,7 @@ from streamjoin.dialect.depth import NESTING_HINT, recursion_headroom
 from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
+from streamjoin.plan import kafka_keys
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, sink_formats, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
 from streamjoin.plan.rewrites import walk
@@ -197,7 +198,8 @@ def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
         return _plan_query(ctx, insert.expression, views, name, None, Properties({}), insert)
     props = Properties({"kafka_topic": target.topic, "partitions": str(target.partitions) if target.partitions else None,
                         "key_format": target.key_format, "value_format": target.value_format,
-                        "wrap_single_value": str(target.wrap_single_value).lower()})
+                        "wrap_single_value": str(target.wrap_single_value).lower(),
+                        "wrap_single_key": str(target.wrap_single_key).lower()})
     return _plan_query(ctx, insert.expression, views, target.name, None, props, insert)
 
 
@@ -235,7 +237,8 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
     window = _result_window(ctx, planned.node, scope)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None, key_format, value_format, declared_kind(query),
-                  props.flag("wrap_single_value", True), timestamp, window)
+                  props.flag("wrap_single_value", True), timestamp, window,
+                  props.flag("wrap_single_key", kafka_keys.key_is_row(props)))
     start, end = span(statement)
     written = ctx.sql[start:end + 1] if start is not None else ""
     return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour,
@@ -274,7 +277,8 @@ def _result_source(query: PlannedQuery) -> SourceDef:
                      tuple(query.key_columns) if kind == "table" or query.key_columns else (), columns,
                      "JSON" if untyped_key or len(query.key_columns) > 1 else query.sink.key_format,
                      query.sink.value_format, query.sink.timestamp,
-                     wrap_single_value=query.sink.wrap_single_value, window=query.sink.window)
+                     wrap_single_value=query.sink.wrap_single_value, window=query.sink.window,
+                     wrap_single_key=query.sink.wrap_single_key)
 
 
 def _declared_type(query: PlannedQuery, expr: exp.Expr) -> SqlType:

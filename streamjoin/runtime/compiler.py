@@ -291,7 +291,8 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
     window = sink.window
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns,
-                      wrap_single_value=sink.wrap_single_value, window=window and window_kind(window.kind),
+                      wrap_single_value=sink.wrap_single_value, wrap_single_key=sink.wrap_single_key,
+                      window=window and window_kind(window.kind),
                       window_size_ms=window and window.size_ms)
     key = _output_key(tuple(project.key_columns)) if project.key_from_columns else None
     return SinkBinding(sink.topic, serde, _output_value(tuple(project.value_columns)), key,
