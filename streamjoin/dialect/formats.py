@@ -89,16 +89,25 @@ FORMAT_METADATA: dict[str, dict[str, str]] = {
     "MAXWELL-JSON": {"value.ingestion-timestamp": _TIME, "value.database": _TEXT, "value.table": _TEXT},
 }
 RECORD_TIMESTAMP = "timestamp"  # METADATA FROM 'timestamp': the Kafka record's timestamp
+_INT, _BIGINT, _HEADER_MAP = "an INT", "a BIGINT", "a MAP<STRING, BYTES>"
+# METADATA FROM '<key>' columns of every Kafka record besides its timestamp: where it was read
+# (READ_METADATA, known to the task that reads it, not in its bytes) and its headers (the last
+# value of each key)
+KAFKA_METADATA = {"topic": _TEXT, "partition": _INT, "offset": _BIGINT, "headers": _HEADER_MAP}
+READ_METADATA = ("topic", "partition", "offset")
+_FITS = {_TIME: lambda kind: kind.is_timestamp, _TEXT: lambda kind: kind.name == "STRING",
+         _INT: lambda kind: kind.name == "INT", _BIGINT: lambda kind: kind.name == "BIGINT",
+         _HEADER_MAP: lambda kind: kind.name == "MAP" and [t.name for t in kind.elements] == ["STRING", "BYTES"]}
 
 
 def metadata_problem(value_format: str, key: str, kind: SqlType) -> str | None:
     """Why a `METADATA FROM key` column of type `kind` cannot be read from a record whose value
     is in `value_format`, or None."""
-    available = {RECORD_TIMESTAMP: _TIME, **FORMAT_METADATA.get(value_format, {})}
+    available = {RECORD_TIMESTAMP: _TIME, **KAFKA_METADATA, **FORMAT_METADATA.get(value_format, {})}
     holds = available.get(key)
     if holds is None:
         return (f"METADATA {key!r} is not available with value format {value_format}: use one of "
                 f"{', '.join(repr(k) for k in available)}")
-    if (holds == _TIME and not kind.is_timestamp) or (holds == _TEXT and kind.name != "STRING"):
+    if not _FITS[holds](kind):
         return f"METADATA {key!r} is {holds}, not {kind}"
     return None

@@ -45,6 +45,8 @@ def input_row(serde: SerdeSpec, record: DecodedRecord, read: InputRow) -> dict[s
     row[OFFSET_FIELD] = read.offset
     if serde.window is not None and key is not None:  # a windowed key ends with its bounds
         row["WINDOWSTART"], row["WINDOWEND"] = key[-2:]
+    for name, what in serde.read_metadata:  # Flink METADATA FROM 'topic' / 'partition' / 'offset'
+        row[name] = getattr(read, what)
     return row
 
 
@@ -63,6 +65,10 @@ def column_source(serde: SerdeSpec, column: str) -> ColumnSource | None:
         return lambda record, read: read.offset
     if serde.window is not None:
         return None
+    read_metadata = dict(serde.read_metadata)
+    if column in read_metadata:
+        what = read_metadata[column]
+        return lambda record, read: getattr(read, what)
     in_value = column in {name for name, t in serde.value_columns if not t.proctime}
     if column in serde.key_names:
         if in_value:

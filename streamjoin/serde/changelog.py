@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, NamedTuple
 
+from streamjoin.dialect.formats import FORMAT_METADATA
 from streamjoin.serde.codecs import load_json
 from streamjoin.serde.values import DecodeError, hashable, json_reader, struct_reader
 
@@ -110,7 +111,9 @@ class ChangeReader:
         self.key_names = [name for name, _ in spec.key_columns]
         self.payload_names = [name for name, _ in spec.payload_columns]
         types = dict(spec.value_columns)
-        self.metadata = [(name, key, json_reader(types[name]), f"value.{name}") for name, key in spec.metadata_columns]
+        envelope = FORMAT_METADATA[spec.value_format]
+        self.metadata = [(name, key, json_reader(types[name]), f"value.{name}") for name, key in spec.metadata_columns
+                         if key in envelope]
 
     def __call__(self, data: bytes) -> tuple[tuple, dict, bool]:
         change = self.read_change(load_json(data, "value"))

@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 from streamjoin.serde import windowed
 from streamjoin.serde.changelog import ChangeReader
 from streamjoin.serde.codecs import Columns, delimited_codec, kafka_codec, load_json
-from streamjoin.serde.headers import Headers, header_value, struct_names
+from streamjoin.serde.headers import Headers, header_map, header_value, struct_names
 from streamjoin.serde.java_time import parse_millis
 from streamjoin.serde.windowed import WINDOW_KINDS
 from streamjoin.serde.time import datetime_to_millis, millis_to_datetime
@@ -45,6 +45,7 @@ from streamjoin.serde.values import (
 )
 from streamjoin.dialect.formats import (
     CHANGELOG_FORMATS,
+    READ_METADATA,
     FormatError,
     event_time_problem,
     format_problem,
@@ -82,7 +83,9 @@ class SerdeSpec:
     window_size_ms: int | None = None
     # (value column, header key or None for every header): filled from the record's headers
     header_columns: tuple[tuple[str, str | None], ...] = ()
-    # (value column, metadata key): filled from a changelog format's envelope (serde.changelog)
+    # (value column, metadata key) of Flink's METADATA columns other than the record timestamp:
+    # a changelog format's envelope fields (serde.changelog), the record's headers, and where it
+    # was read (READ_METADATA: filled by the task, `read_metadata`)
     metadata_columns: tuple[tuple[str, str], ...] = ()
     wrap_single_key: bool = False  # a JSON key of one column is an object of it (Flink's rows), not the bare value
 
@@ -98,8 +101,12 @@ class SerdeSpec:
                 header_problem(name, key, value_types[name])
             if problem:
                 raise ValueError(problem)
-        if self.metadata_columns and self.value_format not in CHANGELOG_FORMATS:
-            raise ValueError(f"metadata columns are read from a changelog format's envelope, not {self.value_format}")
+        value_types = dict(self.value_columns)
+        for name, key in self.metadata_columns:
+            problem = metadata_problem(self.value_format, key, value_types[name]) if name in value_types else \
+                f"metadata column {name!r} is not a value column"
+            if problem:
+                raise ValueError(problem)
         if len(self.delimiter) != 1:
             raise ValueError(f"a DELIMITED delimiter is one character (or SPACE, TAB), not {self.delimiter!r}")
         for side, fmt, columns in (("key", self.key_format, self.key_columns),
@@ -122,12 +129,6 @@ class SerdeSpec:
                     f"{self.value_format} too, not {self.key_format}")
         if not self.key_columns:
             return f"a {self.value_format} changelog changes keyed rows: it needs key columns"
-        types = dict(self.value_columns)
-        for name, key in self.metadata_columns:
-            problem = metadata_problem(self.value_format, key, types[name]) if name in types else \
-                f"metadata column {name!r} is not a value column"
-            if problem:
-                return problem
         return None
 
     def __getstate__(self) -> dict:
@@ -156,6 +157,12 @@ class SerdeSpec:
         its headers)."""
         elsewhere = set(self.record_ts_columns) | {n for n, _ in self.header_columns + self.metadata_columns}
         return tuple((n, t) for n, t in self.value_columns if not t.proctime and n not in elsewhere)
+
+    @cached_property
+    def read_metadata(self) -> tuple[tuple[str, str], ...]:
+        """(column, key) of the metadata columns filled where the record is read (its topic,
+        partition, offset): not decoded, see `streamjoin.runtime.records.input_row`."""
+        return tuple((name, key) for name, key in self.metadata_columns if key in READ_METADATA)
 
     @cached_property
     def key_names(self) -> tuple[str, ...]:
@@ -224,11 +231,13 @@ class _Codec:
         # the payload dict is the value as is): (name, source), source one of _PAYLOAD,
         # _TS_TIMESTAMP, _TS_MILLIS, or (_HEADER, key, struct field names) with key None (and
         # the HEADERS struct's field names) for every header.
-        headers = dict(spec.header_columns)
+        headers, metadata = dict(spec.header_columns), dict(spec.metadata_columns)
         self.value_fill = [(n, (_HEADER, headers[n], struct_names(t) if headers[n] is None else None)
                             if n in headers else
                             (_TS_TIMESTAMP if t.is_timestamp else _TS_MILLIS) if n in spec.record_ts_columns
-                            else _PAYLOAD) for n, t in spec.value_columns if not t.proctime]
+                            else _HEADER_MAP if metadata.get(n) == "headers"
+                            else _PAYLOAD) for n, t in spec.value_columns
+                           if not t.proctime and metadata.get(n) not in READ_METADATA]
         self.payload_is_value = len(spec.payload_columns) == len(self.value_fill)
         self.change = ChangeReader(spec) if spec.value_format in CHANGELOG_FORMATS else None
         self.key_reads = bool(spec.key_columns) and spec.key_format != "NONE" and self.change is None
@@ -293,7 +302,7 @@ class _Codec:
         return (lambda data: read_json(load_json(data, side), path)), (lambda value: write_json(value).encode("utf-8"))
 
 
-_PAYLOAD, _TS_TIMESTAMP, _TS_MILLIS, _HEADER = "payload", "ts_timestamp", "ts_millis", "header"
+_PAYLOAD, _TS_TIMESTAMP, _TS_MILLIS, _HEADER, _HEADER_MAP = "payload", "ts_timestamp", "ts_millis", "header", "headers"
 
 
 def _codec(spec: SerdeSpec) -> _Codec:
@@ -354,6 +363,8 @@ def _filled(codec: _Codec, payload: dict, record_ts: int, headers: Headers) -> d
             value[name] = millis_to_datetime(record_ts)
         elif source is _TS_MILLIS:
             value[name] = record_ts
+        elif source is _HEADER_MAP:
+            value[name] = header_map(headers)
         else:
             value[name] = header_value(headers, source[1], source[2])
     return value

@@ -1,4 +1,5 @@
-"""Columns read from a record's headers (ksqlDB `HEADERS` and `HEADER('k')`), not its value.
+"""Columns read from a record's headers (ksqlDB `HEADERS` and `HEADER('k')`, Flink
+`METADATA FROM 'headers'`), not its value.
 
 Kafka headers are an ordered list of (key, bytes) pairs in which a key may repeat. A `HEADERS`
 column holds all of them as an ARRAY<STRUCT<KEY STRING, VALUE BYTES>> (an empty array when there
@@ -33,3 +34,8 @@ def header_value(headers: Headers, key: str | None, names: tuple[str, str]) -> A
         if k == key:
             found = None if v is None else bytes(v)
     return found
+
+
+def header_map(headers: Headers) -> dict[str, bytes | None]:
+    """Flink's `headers` metadata: each key's last value (a MAP<STRING, BYTES>, `{}` when none)."""
+    return {k: None if v is None else bytes(v) for k, v in headers}

@@ -147,7 +147,8 @@ CASES = [
     Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '-5' SECOND) WITH ('topic' = 't');", F, "watermark", 1, 78),
     Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3), u TIMESTAMP(3), WATERMARK FOR ts AS ts, WATERMARK FOR u AS u) WITH ('topic' = 't');", F, "watermark", 1, 98),
     Case("CREATE TABLE t (a STRING, b INT, total AS b * 2) WITH ('topic' = 't');", F, "computed-column", 1, 34),
-    Case("CREATE TABLE t (a STRING, off BIGINT METADATA FROM 'offset' VIRTUAL) WITH ('topic' = 't');", F, "metadata-column", 1, 27),
+    Case("CREATE TABLE t (a STRING, off STRING METADATA FROM 'offset' VIRTUAL) WITH ('topic' = 't');", F, "metadata-column", 1, 27),
+    Case("CREATE TABLE t (a STRING, e INT METADATA FROM 'leader-epoch' VIRTUAL) WITH ('topic' = 't');", F, "metadata-column", 1, 27),
     Case("CREATE TABLE t (a STRING, ts STRING METADATA FROM 'timestamp') WITH ('topic' = 't');", F, "metadata-column", 1, 27),
     Case("CREATE TABLE t (a STRING, ts TIMESTAMP(3) METADATA FROM 'value.source.timestamp') WITH ('topic' = 't');", F,
          "metadata-column", 1, 27),  # the CDC envelope's time: JSON records have none

@@ -129,7 +129,7 @@ def test_a_record_that_is_not_one_row_change_says_why(name):
     (lambda: SerdeSpec.of({"id": "INT", "t": "INT"}, key=["id"], key_format="MAXWELL-JSON", value_format="MAXWELL-JSON",
                           metadata_columns=(("t", "value.ingestion-timestamp"),)), "not INT"),
     (lambda: SerdeSpec.of({"id": "INT", "t": "STRING"}, key=["id"], value_format="JSON",
-                          metadata_columns=(("t", "value.database"),)), "changelog format's envelope"),
+                          metadata_columns=(("t", "value.database"),)), "not available with value format JSON"),
 ])
 def test_specs_that_cannot_work_are_rejected(build, reason):
     with pytest.raises((FormatError, ValueError)) as caught:
