@@ -4,13 +4,25 @@ answer at all, so an outage reads as one line naming them."""
 
 from __future__ import annotations
 
+import time
 from typing import Mapping
 
 from streamjoin.settings import SECURITY, Settings
 
 _TIMEOUT_OPTION = "kafka.bootstrap.timeout.ms"
+_AUTHENTICATION_ERRORS = (-169, 58)  # librdkafka's _AUTHENTICATION, Kafka's SASL_AUTHENTICATION_FAILED
 _KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",
                      "sasl_plain_username": "sasl.username", "sasl_plain_password": "sasl.password"}
+
+
+class KafkaAuthenticationFailed(ConnectionError):
+    """The brokers answered and refused the configured credentials. The message names the
+    mechanism, the user and the servers, never the password."""
+
+    def __init__(self, servers: str, settings: Settings) -> None:
+        super().__init__(f"the Kafka brokers at {servers} refused the credentials: {settings.security_protocol} "
+                         f"{settings.sasl_mechanism} authentication as user {settings.sasl_username!r} failed. "
+                         "Check STREAMJOIN_KAFKA_SASL_MECHANISM, _USERNAME and _PASSWORD.")
 
 
 class KafkaUnreachable(ConnectionError):
@@ -70,20 +82,32 @@ def client_config_from_options(options: Mapping[str, str]) -> dict:
 
 
 def check_reachable(settings: Settings, bootstrap: str) -> None:
-    """Raise KafkaUnreachable unless a broker answers a metadata request within the timeout."""
-    # Imported here: the Spark source's and sink's Python workers import this module for the
-    # client configuration only, and kafka-python costs each ~0.85 s.
-    from kafka import KafkaConsumer
-    from kafka.errors import KafkaError
+    """Raise KafkaUnreachable unless a broker answers a metadata request within the timeout, and
+    KafkaAuthenticationFailed when the brokers answer but refuse the configured credentials.
 
+    On librdkafka, whose error callback tells a refused login at once (kafka-python reported one as
+    no answer at all, after the whole timeout); its own log is off here, the outcome is the one
+    line raised."""
+    from confluent_kafka import Consumer, KafkaException  # the Spark workers import this module
+
+    refused: list = []
+
+    def on_error(error) -> None:
+        if error.code() in _AUTHENTICATION_ERRORS:
+            refused.append(error)
+
+    config = rdkafka_config(kafka_client_config(settings, bootstrap))
+    consumer = Consumer({**config, "group.id": "streamjoin-reachability", "log_level": 0, "error_cb": on_error})
+    deadline = time.monotonic() + settings.kafka_timeout_s
     try:
-        consumer = KafkaConsumer(**kafka_client_config(settings, bootstrap), group_id=None,
-                                 enable_auto_commit=False)
-    except KafkaError as error:
-        raise KafkaUnreachable(bootstrap, settings.kafka_timeout_s, error) from None
-    try:
-        consumer.topics()
-    except KafkaError as error:
-        raise KafkaUnreachable(bootstrap, settings.kafka_timeout_s, error) from None
+        while time.monotonic() < deadline and not refused:
+            try:
+                consumer.list_topics(timeout=min(0.5, max(0.05, deadline - time.monotonic())))
+                return
+            except KafkaException:
+                consumer.poll(0)  # serves the error callback
+        if refused:
+            raise KafkaAuthenticationFailed(bootstrap, settings) from None
+        raise KafkaUnreachable(bootstrap, settings.kafka_timeout_s)
     finally:
         consumer.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from streamjoin import services
 from streamjoin.kafka import kraft
+from streamjoin.kafka.client import kafka_client_config
 from streamjoin.settings import BrokerKind, Settings
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,9 @@ def _state_file(settings: Settings, kind: BrokerKind) -> Path:
     return _state_dir(settings) / ("broker.json" if kind is BrokerKind.TANSU else f"{kind.value}.json")
 
 
-def answers(bootstrap: str, timeout_s: float = 2.0) -> bool:
-    """True when a Kafka metadata request to `bootstrap` succeeds."""
+def answers(bootstrap: str, timeout_s: float = 2.0, settings: Settings | None = None) -> bool:
+    """True when a Kafka metadata request to `bootstrap` succeeds (with the security settings of
+    `settings`, if given)."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
@@ -71,8 +73,9 @@ def answers(bootstrap: str, timeout_s: float = 2.0) -> bool:
     except OSError:
         return False
     try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
-                                 request_timeout_ms=int(timeout_s * 1000))
+        security = kafka_client_config(settings, bootstrap) if settings is not None else {}
+        admin = KafkaAdminClient(**{**security, "bootstrap_servers": bootstrap.split(","),
+                                    "request_timeout_ms": int(timeout_s * 1000)})
     except (KafkaError, OSError):
         return False
     try:
@@ -107,9 +110,9 @@ def start(settings: Settings | None = None, detached: bool = True) -> BrokerStat
     state_dir.mkdir(parents=True, exist_ok=True)
     log_path = state_dir / f"{kind.value}.log"
     port = services.free_port()
-    process = services.launch(_launch_args(kind, state_dir, port), log_path, detached)
+    process = services.launch(_launch_args(settings, state_dir, port), log_path, detached)
     state = BrokerState(pid=process.pid, port=port, log_path=str(log_path), kind=kind)
-    services.await_ready(process, lambda: answers(state.bootstrap, timeout_s=1.0), f"embedded broker ({kind.value})",
+    services.await_ready(process, lambda: answers(state.bootstrap, 1.0, settings), f"embedded broker ({kind.value})",
                          port, log_path, MARKERS[kind], READY_TIMEOUT_S, poll_s=0.05)
     services.record(_state_file(settings, kind), services.ServiceState(state.pid, state.port, state.log_path))
     if kind is BrokerKind.TANSU:
@@ -117,12 +120,26 @@ def start(settings: Settings | None = None, detached: bool = True) -> BrokerStat
     return state
 
 
-def _launch_args(kind: BrokerKind, state_dir: Path, port: int) -> list[str]:
-    if kind is BrokerKind.KAFKA:
-        return kraft.launch_args(state_dir, port, controller_port=services.free_port())
+def _launch_args(settings: Settings, state_dir: Path, port: int) -> list[str]:
+    sasl = _sasl_user(settings)
+    if settings.broker_kind is BrokerKind.KAFKA:
+        return kraft.launch_args(state_dir, port, controller_port=services.free_port(), sasl=sasl)
+    if sasl is not None:
+        raise ValueError("the embedded Tansu broker takes no SASL credentials: unset STREAMJOIN_KAFKA_SASL_* or "
+                         "set STREAMJOIN_BROKER_KIND=kafka (Apache Kafka, which requires them)")
     url = f"tcp://127.0.0.1:{port}"
     return [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
             "--storage-engine", "memory://tansu/"]
+
+
+def _sasl_user(settings: Settings) -> kraft.SaslUser | None:
+    """The user a SASL-secured embedded broker is started for: the configured client's."""
+    if not (settings.security_protocol or "").upper().startswith("SASL"):
+        return None
+    if not (settings.sasl_username and settings.sasl_password):
+        raise ValueError("STREAMJOIN_KAFKA_SECURITY_PROTOCOL names SASL but STREAMJOIN_KAFKA_SASL_USERNAME or "
+                         "_PASSWORD is unset")
+    return kraft.SaslUser(settings.sasl_username, settings.sasl_password, internal_port=services.free_port())
 
 
 def _warn_about_old_checkpoints(settings: Settings, state: BrokerState) -> None:
