@@ -6,7 +6,9 @@ takes SASL_PLAINTEXT only, with the mechanisms PLAIN and SCRAM-SHA-512 for that 
 credential is written when the log directory is formatted); the broker's own traffic stays on a
 plaintext listener of its own.
 
-Set for one machine and a few clients: the internal topics (consumer offsets, transactions,
+Set for one machine and a few clients: no time-based retention (records keep their event times,
+and documents' examples and test cases are dated years back: Kafka's 7-day default deletes such a
+log within minutes, active segment too); the internal topics (consumer offsets, transactions,
 share groups) with one replica and one partition, so the first group or transaction does not
 create fifty partitions; a small heap; two network and I/O threads. Its data outlives a restart,
 as any Kafka broker's does (Tansu keeps its log in memory only).
@@ -64,6 +66,7 @@ transaction.state.log.num.partitions=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+log.retention.ms=-1
 """
 
 # Kafka logs through log4j2: warnings and errors to the broker's log file (stdout, redirected).
