@@ -15,6 +15,7 @@ error, and materialising it fails with that error.
 import dataclasses
 import os
 import socket
+import textwrap
 
 import dagster as dg
 
@@ -98,7 +99,22 @@ def observe_topic(engine: EngineResource, topic: str) -> dg.ObserveResult:
 def describe(query: Query) -> str:
     return (f"`{query.path.name}` ({query.dialect}, declared mode {query.mode})\n\n"
             f"{controls(query)}\n\n"
-            f"```sql\n{query.sql.strip()}\n```\n\nEXPLAIN\n\n```\n{query.explain.strip()}\n```")
+            f"```sql\n{query.sql.strip()}\n```\n\nEXPLAIN\n\n```\n{wrap_explain(query.explain.strip())}\n```")
+
+
+EXPLAIN_WIDTH = 88  # what the asset page's description column shows at 1600 px: longer lines were cut off
+
+
+def wrap_explain(text: str, width: int = EXPLAIN_WIDTH) -> str:
+    """EXPLAIN's long lines wrapped between fields, continued under their tree branch."""
+    lines = []
+    for line in text.splitlines():
+        body = line.lstrip("│├└─ ")
+        prefix = line[:len(line) - len(body)]
+        hang = prefix.replace("├─", "│ ").replace("└─", "  ") + "    "
+        lines += textwrap.wrap(body, width, initial_indent=prefix, subsequent_indent=hang,
+                               break_long_words=False, break_on_hyphens=False) or [line]
+    return "\n".join(lines)
 
 
 def controls(query: Query) -> str:

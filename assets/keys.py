@@ -2,7 +2,7 @@
 
 The asset graph labels a node with the last part of its key, so that part says what the node is:
 `<query>` is the query (the file's name), `kafka/<topic>.topic` a Kafka topic and
-`delta/<query>.table` a Delta table (`<query>-dead-letters.topic` / `.table` its dead letters).
+`delta/<query>.table` a Delta table (`dead-letters.<query>.topic` / `.table` its dead letters).
 """
 
 import dagster as dg
@@ -33,12 +33,14 @@ def delta_key(query) -> dg.AssetKey:
     return dg.AssetKey(["delta", f"{query.name}.table"])
 
 
+# The dead letters' labels start with what they are: the graph shortens a long label in its
+# middle, and `<query>-dead-letters.topic` read `pageviews_enrich…-letters.topic`, an output.
 def dead_letter_topic_key(query) -> dg.AssetKey:
-    return topic_key(f"{query.name}{DEAD_LETTERS}")
+    return dg.AssetKey(["kafka", f"dead-letters.{query.name}.topic"])
 
 
 def dead_letter_table_key(query) -> dg.AssetKey:
-    return dg.AssetKey(["delta", f"{query.name}{DEAD_LETTERS}.table"])
+    return dg.AssetKey(["delta", f"dead-letters.{query.name}.table"])
 
 
 def report_metadata(report: RunReport) -> dict:
@@ -56,7 +58,8 @@ def report_metadata(report: RunReport) -> dict:
         "consumer_lag": dg.MetadataValue.int(report.consumer_lag),
     }
     if report.watermark_ms is not None:
-        numbers["watermark_ms"] = dg.MetadataValue.int(report.watermark_ms)
+        numbers["watermark_ms"] = dg.MetadataValue.int(report.watermark_ms)  # plotted
+        numbers["watermark"] = dg.MetadataValue.timestamp(report.watermark_ms / 1000)  # read as a time
     if report.delta_version is not None:
         numbers["delta_version"] = dg.MetadataValue.int(report.delta_version)
     where = {"output_topic": dg.MetadataValue.text(report.output_topic),

@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from assets.factory import SPARK_POOL
-from assets.keys import delta_key, report_metadata, role_tags
+from assets import preview
+from assets.keys import delta_key, role_tags
 from resources import EngineResource
 from resources.platform import PlatformConfig
 from streamjoin.app.project import Query, SqlProject
@@ -40,10 +41,10 @@ def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDe
         start_ms, end_ms = int(window.start.timestamp() * 1000), int(window.end.timestamp() * 1000)
         report = engine.get_engine().backfill(query, start_ms, end_ms)
         context.log_event(dg.AssetMaterialization(
-            asset_key=delta_key(query),
-            metadata=report_metadata(report) | {"window_start_ms": dg.MetadataValue.int(start_ms),
-                                                "window_end_ms": dg.MetadataValue.int(end_ms),
-                                                "partition": context.partition_key}))
+            asset_key=delta_key(query), metadata=backfill_metadata(report) | {
+                "window_start_ms": dg.MetadataValue.int(start_ms),
+                "window_end_ms": dg.MetadataValue.int(end_ms),
+                "partition": context.partition_key}))
 
     @dg.job(name=backfill_job_name(query), partitions_def=partitions,
             tags=role_tags(query.name, "backfill"),
@@ -52,6 +53,20 @@ def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDe
         backfill_window()
 
     return backfill_job
+
+
+def backfill_metadata(report) -> dict:
+    """What a backfill knows: the rows it wrote, the table's version and path, and its newest rows
+    (the preview a streaming run records; without it the table's page lost its preview). The
+    streaming figures (input rows, rates, batches, lag) are a run's, not a batch recompute's:
+    left out, as zeros they read as a stalled query on the table's plots."""
+    metadata = {"output_rows": dg.MetadataValue.int(report.output_rows),
+                "path": dg.MetadataValue.path(report.delta_path),
+                "latest_rows": preview.metadata_or_note(
+                    lambda: preview.table_tail(report.delta_path, "__ts"))}
+    if report.delta_version is not None:
+        metadata["delta_version"] = dg.MetadataValue.int(report.delta_version)
+    return metadata
 
 
 def last_closed_key(closed: dg.TimeWindowPartitionsDefinition, now: datetime) -> str | None:

@@ -9,7 +9,8 @@ evaluation, which the asset graph shows on the node (passed: running or caught u
 queued, stopping, stopped, lagging, never run, needs reset; failed: failing, broken, data loss,
 Kafka unreachable). A broken file shows its positioned error there. Ticks read run storage and
 Kafka metadata only (and, as the restart sensor does, mark a run whose worker process died as
-failed, so it shows as failing); the tick log has one line per query.
+failed, so it shows as failing; and wipe the assets of deleted query files, `jobs/orphans.py`);
+the tick log has one line per query.
 """
 
 import json
@@ -24,6 +25,7 @@ from assets.checks import LIVE
 from assets.factory import QueryAssets
 from assets.keys import query_key, topic_key
 from assets.state import QueryState, Status, broken_state, observation, query_state
+from jobs.orphans import wipe_orphans
 from jobs.sensors import restart_plan
 from resources import EngineResource
 from resources.platform import PlatformConfig
@@ -63,6 +65,8 @@ def _source_events(engine: EngineResource, topics: tuple[str, ...], seen: dict) 
 
 def build_status_sensor(project: SqlProject, assets: QueryAssets,
                         config: PlatformConfig) -> dg.SensorDefinition:
+    defined = {key for asset in assets.all()  # observable source assets have one `key`
+               for key in getattr(asset, "keys", None) or [asset.key]}
     @dg.sensor(name="query_status", minimum_interval_seconds=config.status_interval_s,
                default_status=dg.DefaultSensorStatus.RUNNING,
                description="Live state and consumer lag of every query, and the source topics' "
@@ -88,6 +92,8 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
             states[query.name] = (query, latest, state)
         for broken in project.broken:
             states[broken.name] = (broken, None, broken_state(broken.error))
+        for line in wipe_orphans(context.instance, defined, {b.name for b in project.broken}):
+            context.log.info(line)
         for name, (query, latest, state) in states.items():
             log = context.log.warning if state.state == Status.FAILING else context.log.info
             log(f"{name}: {state.line}")

@@ -35,8 +35,8 @@ LINEAGE = [
                              "kafka/click_users.topic"}),
     Case("kafka/clicks_enriched.topic", {"clicks_enriched"}),
     Case("delta/clicks_enriched.table", {"clicks_enriched"}),
-    Case("kafka/clicks_enriched-dead-letters.topic", {"clicks_enriched"}),
-    Case("delta/clicks_enriched-dead-letters.table", {"clicks_enriched"}),
+    Case("kafka/dead-letters.clicks_enriched.topic", {"clicks_enriched"}),
+    Case("delta/dead-letters.clicks_enriched.table", {"clicks_enriched"}),
     Case("products_rekeyed", {"kafka/products.topic"}),
     Case("kafka/products_rekeyed.topic", {"products_rekeyed"}),
 ]
@@ -56,7 +56,7 @@ def test_node_labels_say_what_each_node_is(project):
     labels = [key.path[-1] for key in graph.get_all_asset_keys()]
     assert len(labels) == len(set(labels))
     assert {"clicks_enriched", "clicks_enriched.topic", "clicks_enriched.table",
-            "clicks_enriched-dead-letters.topic", "clicks_enriched-dead-letters.table"} <= \
+            "dead-letters.clicks_enriched.topic", "dead-letters.clicks_enriched.table"} <= \
         set(labels)
 
 
@@ -91,6 +91,7 @@ def test_materialize_records_metadata_previews_and_fingerprint(project, engine, 
                                      "late_records", "dropped_records", "watermark_ms")} == \
         {"input_rows": 10, "output_rows": 7, "dead_letters": 0, "late_records": 1,
          "dropped_records": 2, "watermark_ms": 1_000}
+    assert metadata["watermark"] == 1.0  # a timestamp (s): the UI shows it as a date and time
     assert latest_metadata(instance, dg.AssetKey(["delta", "clicks_enriched.table"]))[
         "delta_version"] == 3
     assert recorded_fingerprint(instance, project.query("clicks_enriched")) == \
@@ -100,9 +101,9 @@ def test_materialize_records_metadata_previews_and_fingerprint(project, engine, 
     # The latest rows of each output, as the UI shows them (bytes as text).
     assert preview_rows(instance, "kafka/clicks_enriched.topic")[0]["value"] == '{"url": "/home"}'
     assert preview_rows(instance, "delta/clicks_enriched.table") == [{"url": "/home", "__ts": 1000}]
-    assert preview_rows(instance, "kafka/clicks_enriched-dead-letters.topic")[0]["value"] == \
+    assert preview_rows(instance, "kafka/dead-letters.clicks_enriched.topic")[0]["value"] == \
         '{"reason": "bad JSON"}'
-    assert preview_rows(instance, "delta/clicks_enriched-dead-letters.table") == []
+    assert preview_rows(instance, "delta/dead-letters.clicks_enriched.table") == []
 
 
 @pytest.mark.parametrize("given, passed", [("", None), ("earliest", "earliest"), ("latest", "latest")])

@@ -145,7 +145,9 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance, tmp_p
     assert (replay["window_start_ms"], replay["window_end_ms"]) == (FIRST_DAY_MS,
                                                                     FIRST_DAY_MS + DAY_MS)
     assert replay["output_rows"] > 0
-    assert replay["delta_path"] == table  # the backfill replaced the window of the same table
+    assert replay["path"] == table  # the backfill replaced the window of the same table
+    # the table's preview stays, and no streaming figure is recorded as a zero
+    assert replay["latest_rows"].records and "input_rows" not in replay
 
 
 def test_continuous_run_reports_progress_while_running(engine_env, instance):
@@ -176,11 +178,11 @@ def test_a_malformed_record_shows_in_the_dead_letter_previews(engine_env, instan
     result = defs.resolve_job_def(f"stream_{QUERY}").execute_in_process(instance=instance)
     assert result.success
     [row] = [r.data for r in latest_metadata(instance, dg.AssetKey(
-        ["delta", f"{QUERY}-dead-letters.table"]))["latest_rows"].records][:1]
+        ["delta", f"dead-letters.{QUERY}.table"]))["latest_rows"].records][:1]
     assert (row["source_topic"], row["value"]) == ("pageviews", '{"viewtime": ')
     assert "value: not valid JSON" in row["reason"] and row["timestamp"].startswith("2026-11-19T")
     topic = [r.data for r in latest_metadata(instance, dg.AssetKey(
-        ["kafka", f"{QUERY}-dead-letters.topic"]))["latest_rows"].records]
+        ["kafka", f"dead-letters.{QUERY}.topic"]))["latest_rows"].records]
     assert topic and '"reason"' in topic[0]["value"]
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks["no_dead_letters"] is False

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import dagster as dg
 import pytest
 
-from assets.keys import STOP_TAG
+from assets.keys import STOP_TAG, role_tags
 from definitions import build_definitions
 from resources.platform import PlatformConfig
 from streamjoin.kafka.offsets import DataLoss, DataLossError, TopicPartition
@@ -156,3 +156,29 @@ def test_a_materialization_during_the_tick_waits_for_the_next(project, engine, r
     check, observation, _ = status_events(tick(defs, instance, "query_status", resources,
                                                cursor=first.cursor))
     assert observation.metadata["state"].value == "up to date"
+
+
+def written_by(instance, query: str, key: list[str]) -> None:
+    """A materialization of `key` by a run about `query` (as a query, backfill or reset run is)."""
+    @dg.asset(key=key)
+    def output():
+        return None
+
+    assert dg.materialize([output], instance=instance, tags=role_tags(query, "run")).success
+
+
+def test_assets_of_a_deleted_query_file_are_wiped_and_a_broken_files_kept(project, engine,
+                                                                          resources, instance):
+    defs = build_definitions(dataclasses.replace(project, broken=(broken_file(project),)),
+                             resources=resources)
+    for query, key in [("gone", ["delta", "gone.table"]), ("gone", ["gone"]),
+                       ("x", ["delta", "x.table"]),  # the broken file's: kept until it is fixed
+                       ("clicks_enriched", ["delta", "clicks_enriched.table"])]:  # defined
+        written_by(instance, query, key)
+    logs = []
+    tick(defs, instance, "query_status", resources, logs=logs)
+    assert {key.to_user_string() for key in instance.get_asset_keys()} >= \
+        {"delta/x.table", "delta/clicks_enriched.table"}
+    assert not {"delta/gone.table", "gone"} & \
+        {key.to_user_string() for key in instance.get_asset_keys()}
+    assert "delta/gone.table: wiped (query gone no longer defines it)" in logs

@@ -5,9 +5,12 @@ materialization and its checks, a dead letter, live lag, start and stop of a Spa
 backfill. Screenshots go to tests/artifacts/."""
 
 import shutil
+from pathlib import Path
 
 import pytest
+from deltalake import DeltaTable
 
+from streamjoin.app.project import load_project
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
 from tests.platform import ui_driver
@@ -19,10 +22,15 @@ BROKEN = "CREATE STREAM broken_join AS\n  SELECT * FROM orders o JOIN payments p
 
 
 @pytest.fixture(scope="module")
-def sql_server(pageviews_samples, spark_connect, tmp_path_factory):
+def sql_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("ui-sql")
+
+
+@pytest.fixture(scope="module")
+def sql_server(pageviews_samples, spark_connect, sql_root):
     """The real definitions over a copy of sql/ with a broken file; own STREAMJOIN_HOME
     (checkpoints, Delta), the session broker and Spark Connect server; one Spark run at a time."""
-    root = tmp_path_factory.mktemp("ui-sql")
+    root = sql_root
     shutil.copytree(REPO / "sql", root / "sql")
     (root / "sql" / "ksqldb" / "broken_join.sql").write_text(BROKEN)
     server = serve(root, ["-w", "workspace.yaml"],
@@ -67,7 +75,7 @@ def test_sql_materialize_checks_and_a_dead_letter(sql_server, pageviews_samples,
                                 "every check evaluated for the materialization", timeout_s=30)
     assert checks["no_dead_letters"][0] == "FAILED"
     text = " ".join(ui_driver.show_asset(
-        page, sql_server, "delta/pageviews_enriched-dead-letters.table",
+        page, sql_server, "delta/dead-letters.pageviews_enriched.table",
         ARTIFACTS / "sql-dead-letters.png").split())
     assert "value: not valid JSON" in text and '{"viewtime":' in text
 
@@ -112,8 +120,47 @@ def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
             if r["runId"] == run] == ["SUCCESS"]
 
 
+def test_sql_reset_from_the_asset_page_then_both_outputs_hold_each_result_once(
+        sql_server, sql_root, pageviews_samples, browser):
+    """Reset (its link on the asset page, one click) and run again: the output topic, the Delta
+    table and both dead-letter outputs hold each result once, as the run's figures say. The
+    asset page shows its SQL and EXPLAIN whole, and no tag claims the mode of a live run."""
+    page = ui_driver.new_page(browser)
+    assert ui_driver.cut_off_lines(page, sql_server, "pageviews_enriched",
+                                   ARTIFACTS / "sql-controls.png") == []
+    text = page.inner_text("body")
+    assert "declared_mode" in text and "streamjoin/mode" not in text
+    reset = ui_driver.launch_from_asset(page, sql_server, "pageviews_enriched",
+                                        "reset_pageviews_enriched", ARTIFACTS / "sql-reset.png")
+    ui_driver.wait_for(lambda: {r["runId"]: r["status"] for r in ui_driver.job_runs(
+        sql_server, "reset_pageviews_enriched")}.get(reset) in ui_driver.FINISHED, "the reset")
+    run = ui_driver.materialize(page, sql_server, "pageviews_enriched",
+                                ARTIFACTS / "sql-after-reset.png")
+    assert run["status"] == "SUCCESS"
+    rows, dead = run["metadata"]["output_rows"], run["metadata"]["dead_letters"]
+    views = sum(admin.end_offsets(pageviews_samples, "pageviews").values())
+    assert rows + dead == views and dead >= 1
+    query = load_project(REPO / "sql").query("pageviews_enriched")
+    delta = sql_root / "streamjoin" / "delta" / query.name
+    assert outputs(pageviews_samples, query.output_topic, delta) == (rows, rows)
+    assert outputs(pageviews_samples, f"{query.name}-dead-letters",
+                   Path(f"{delta}-dead-letters")) == (dead, dead)
+
+
+def outputs(bootstrap: str, topic: str, table: Path) -> tuple[int, int]:
+    """(records on the topic, rows in the Delta table)."""
+    return len(admin.read_all(bootstrap, topic)), DeltaTable(str(table)).to_pyarrow_table().num_rows
+
+
 def test_sql_backfill(sql_server, browser):
-    statuses = ui_driver.backfill(ui_driver.new_page(browser), sql_server,
-                                  "backfill_pageviews_enriched", [FIRST_DAY, NEXT_DAY],
-                                  ARTIFACTS / "sql-backfill.png")
+    """A two-day backfill; then the backfill is done (not "In progress") and the table's page
+    keeps its preview, with no streaming figure recorded as a zero."""
+    page = ui_driver.new_page(browser)
+    statuses = ui_driver.backfill(page, sql_server, "backfill_pageviews_enriched",
+                                  [FIRST_DAY, NEXT_DAY], ARTIFACTS / "sql-backfill.png")
     assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}
+    ui_driver.wait_for(lambda: ui_driver.backfill_statuses(sql_server) in (
+        ["COMPLETED"], ["COMPLETED_SUCCESS"]), "the backfill to complete", timeout_s=90)
+    text = ui_driver.show_asset(page, sql_server, "delta/pageviews_enriched.table",
+                                ARTIFACTS / "sql-backfill-table.png")
+    assert "latest_rows" in text and "partition" in text and "input_rows" not in text

@@ -91,6 +91,25 @@ def lineage(page: Page, server: Webserver, query: str, labels: list[str], shot: 
     return [label for label in labels if label not in drawn]
 
 
+def shown(page: Page) -> dict[str, str]:
+    """{full label: the text the graph shows for it} of the nodes drawn on the page."""
+    return dict(page.evaluate(
+        "() => [...document.querySelectorAll('[data-tooltip]')].map(n => [n.dataset.tooltip, n.innerText])"))
+
+
+def cut_off_lines(page: Page, server: Webserver, asset: str, shot: Path) -> list[str]:
+    """Open the asset's whole description ("Show more"); the longest line of each code block
+    wider than its box."""
+    page.goto(f"{server.url}/assets/{asset}")
+    page.get_by_text("Show more").first.click()
+    _dismiss_welcome(page)
+    settle(page)
+    page.screenshot(path=str(shot), full_page=True)
+    return page.evaluate("""() => [...document.querySelectorAll('pre')]
+        .filter(block => block.scrollWidth > block.clientWidth + 1)
+        .map(block => block.innerText.split('\\n').reduce((a, b) => b.length > a.length ? b : a, ''))""")
+
+
 def wait_runs(server: Webserver, job: str, count: int) -> list[dict]:
     """The job's runs once `count` of them finished (newest first)."""
     deadline = time.monotonic() + RUN_TIMEOUT_S
@@ -104,10 +123,12 @@ def wait_runs(server: Webserver, job: str, count: int) -> list[dict]:
 def materialize(page: Page, server: Webserver, query: str, shot: Path) -> dict:
     """Click Materialize on the asset page (confirming the multi-asset's sibling outputs) and
     return the finished run and the asset's latest materialization metadata."""
+    before = {run["runId"] for run in job_runs(server, "__ASSET_JOB")}
     page.goto(f"{server.url}/assets/{query}")
     page.locator("button", has_text="Materialize").first.click()
     page.get_by_role("button", name="Confirm").click()
-    [run] = wait_runs(server, "__ASSET_JOB", 1)[:1]
+    run = wait_for(lambda: [r for r in wait_runs(server, "__ASSET_JOB", len(before) + 1)
+                            if r["runId"] not in before], "the new materialization")[0]
     page.goto(f"{server.url}/runs/{run['runId']}")
     page.get_by_text("Success" if run["status"] == "SUCCESS" else "Failure").first.wait_for()
     page.screenshot(path=str(shot))
@@ -134,6 +155,13 @@ def backfill(page: Page, server: Webserver, job: str, partitions: list[str],
     page.screenshot(path=str(shot))
     return {tag["value"]: run["status"] for run in runs for tag in run["tags"]
             if tag["key"] == "dagster/partition"}
+
+
+BACKFILLS = "{ partitionBackfillsOrError { ... on PartitionBackfills { results { status } } } }"
+
+
+def backfill_statuses(server: Webserver) -> list[str]:
+    return [b["status"] for b in server.graphql(BACKFILLS)["partitionBackfillsOrError"]["results"]]
 
 
 def location(server: Webserver) -> str:
@@ -165,6 +193,20 @@ def launch(page: Page, server: Webserver, job: str, shot: Path, asset_job: bool)
     else:
         page.goto(f"{jobs}/playground")
         page.get_by_role("button", name="Launch Run").click()
+    run = wait_for(lambda: [r for r in job_runs(server, job) if r["runId"] not in before],
+                   f"a run of {job}", timeout_s=60)[0]
+    settle(page)
+    page.screenshot(path=str(shot))
+    return run["runId"]
+
+
+def launch_from_asset(page: Page, server: Webserver, asset: str, job: str, shot: Path) -> str:
+    """Follow the asset page's link to `job`'s launchpad and click "Launch Run"; the run's id."""
+    before = {run["runId"] for run in job_runs(server, job)}
+    page.goto(f"{server.url}/assets/{asset}")
+    page.get_by_role("link", name=job, exact=True).first.click()
+    page.wait_for_url(f"**/jobs/{job}/playground")
+    page.get_by_role("button", name="Launch Run").click()
     run = wait_for(lambda: [r for r in job_runs(server, job) if r["runId"] not in before],
                    f"a run of {job}", timeout_s=60)[0]
     settle(page)
