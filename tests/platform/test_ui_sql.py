@@ -99,15 +99,15 @@ def test_sql_live_lag(sql_server, pageviews_samples, browser):
 
 def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
     page = ui_driver.new_page(browser)
-    run = ui_driver.launch(page, sql_server, "start_pageviews_enriched",
-                           ARTIFACTS / "sql-start.png", asset_job=True)
+    run = ui_driver.launch(page, sql_server, "start_pageviews_enriched",  # the asset page's link
+                           ARTIFACTS / "sql-start.png", asset_job=True, from_asset="pageviews_enriched")
     ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith(
         "running, lag 0"), "the running query to catch up")
     text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
                                 ARTIFACTS / "sql-live-running.png")
     assert f"running, lag 0: run {run[:8]} (continuous)" in text
     stop = ui_driver.launch(page, sql_server, "stop_pageviews_enriched", ARTIFACTS / "sql-stop.png",
-                            asset_job=False)
+                            asset_job=False, from_asset="pageviews_enriched")
     ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith("stopped"),
                        "the stopped state")
     text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
@@ -130,8 +130,9 @@ def test_sql_reset_from_the_asset_page_then_both_outputs_hold_each_result_once(
                                    ARTIFACTS / "sql-controls.png") == []
     text = page.inner_text("body")
     assert "declared_mode" in text and "streamjoin/mode" not in text
-    reset = ui_driver.launch_from_asset(page, sql_server, "pageviews_enriched",
-                                        "reset_pageviews_enriched", ARTIFACTS / "sql-reset.png")
+    reset = ui_driver.launch(page, sql_server, "reset_pageviews_enriched",
+                             ARTIFACTS / "sql-reset.png", asset_job=False,
+                             from_asset="pageviews_enriched")
     ui_driver.wait_for(lambda: {r["runId"]: r["status"] for r in ui_driver.job_runs(
         sql_server, "reset_pageviews_enriched")}.get(reset) in ui_driver.FINISHED, "the reset")
     run = ui_driver.materialize(page, sql_server, "pageviews_enriched",

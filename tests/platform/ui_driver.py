@@ -182,31 +182,23 @@ def job_runs(server: Webserver, job: str) -> list[dict]:
     return server.graphql(RUNS, {"job": job})["runsOrError"]["results"]
 
 
-def launch(page: Page, server: Webserver, job: str, shot: Path, asset_job: bool) -> str:
+def launch(page: Page, server: Webserver, job: str, shot: Path, asset_job: bool,
+           from_asset: str | None = None) -> str:
     """One click: "Materialize all" on an asset job's page (its preset config), "Launch Run" on
-    an op job's launchpad. Returns the new run's id."""
+    an op job's launchpad; `from_asset`: reached by the link on that asset's page. Returns the
+    new run's id."""
     before = {run["runId"] for run in job_runs(server, job)}
-    jobs = f"{server.url}/locations/{location(server)}/jobs/{job}"
+    page_path = "" if asset_job else "/playground"
+    if from_asset:
+        page.goto(f"{server.url}/assets/{from_asset}")
+        page.get_by_role("link", name=job, exact=True).first.click()
+        page.wait_for_url(f"**/jobs/{job}{page_path}**")
+    else:
+        page.goto(f"{server.url}/locations/{location(server)}/jobs/{job}{page_path}")
     if asset_job:
-        page.goto(jobs)
         page.locator("button", has_text="Materialize all").first.click()
     else:
-        page.goto(f"{jobs}/playground")
         page.get_by_role("button", name="Launch Run").click()
-    run = wait_for(lambda: [r for r in job_runs(server, job) if r["runId"] not in before],
-                   f"a run of {job}", timeout_s=60)[0]
-    settle(page)
-    page.screenshot(path=str(shot))
-    return run["runId"]
-
-
-def launch_from_asset(page: Page, server: Webserver, asset: str, job: str, shot: Path) -> str:
-    """Follow the asset page's link to `job`'s launchpad and click "Launch Run"; the run's id."""
-    before = {run["runId"] for run in job_runs(server, job)}
-    page.goto(f"{server.url}/assets/{asset}")
-    page.get_by_role("link", name=job, exact=True).first.click()
-    page.wait_for_url(f"**/jobs/{job}/playground")
-    page.get_by_role("button", name="Launch Run").click()
     run = wait_for(lambda: [r for r in job_runs(server, job) if r["runId"] not in before],
                    f"a run of {job}", timeout_s=60)[0]
     settle(page)
