@@ -66,7 +66,7 @@ class QueryState:
         return f"{self.state}{lag}: {self.reason}"
 
     def metadata(self) -> dict:
-        entries = {"state": dg.MetadataValue.text(self.state),
+        entries = {"state": dg.MetadataValue.text(self.state.value),
                    "reason": dg.MetadataValue.text(self.reason)}
         if self.consumer_lag is not None:
             entries["consumer_lag"] = dg.MetadataValue.int(self.consumer_lag)
