@@ -22,6 +22,8 @@ from streamjoin.kinds import Kind
 from streamjoin.delta.tables import DeltaSink
 from streamjoin.dialect.types import SqlType
 from streamjoin.kafka import admin
+from streamjoin.kafka.client import kafka_client_config
+from streamjoin.kafka.limits import record_size, topic_limit
 from streamjoin.kafka.records import OutRecord
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.serde.formats import DecodeError, SerdeSpec, decode
@@ -147,11 +149,26 @@ def write_dead_letters(table: pa.Table, batch_id: int, topic: str, delta_path: s
     committed = sink.committed_batch()
     if committed is not None and committed >= batch_id:
         return 0
+    rows = _within_limit(table.to_pylist(), topic_limit(kafka_client_config(settings, bootstrap), topic))
     admin.produce(bootstrap, topic, [
         OutRecord(key=row["key"], value=dead_letter_json(row), timestamp_ms=row["timestamp"])
-        for row in table.to_pylist()], settings=settings)
-    sink.write_batch(table, batch_id)
+        for row in rows], settings=settings)
+    sink.write_batch(pa.Table.from_pylist(rows, schema=DEAD_LETTER_ARROW_SCHEMA), batch_id)
     return table.num_rows
+
+
+def _within_limit(rows: list[dict], limit: int) -> list[dict]:
+    """Dead letters as the dead-letter topic takes them: one too large for it (a huge input
+    record's raw bytes) keeps its coordinates and reason but not its key and value, and says so."""
+    fitting = []
+    for row in rows:
+        size = record_size(row["key"], dead_letter_json(row), ())
+        if size > limit:
+            row = {**row, "key": None, "value": None,
+                   "reason": f"{row['reason']} (its key and value are left out: {size} bytes as a dead letter, "
+                             f"over the {limit} bytes the dead-letter topic takes)"}
+        fitting.append(row)
+    return fitting
 
 
 def arrow_type(t: SqlType) -> pa.DataType:

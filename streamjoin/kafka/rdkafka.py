@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
 from streamjoin.kafka.client import rdkafka_config
+from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT
 from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.runtime.contract import REPLAY_HEADER
 
@@ -38,7 +39,7 @@ class ProduceFailed(RuntimeError):
 
 
 def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer_id: str, batch_id,
-                  task: int = 0, default_topic: str | None = None) -> int:
+                  task: int = 0, default_topic: str | None = None, max_bytes: int = KAFKA_DEFAULT_LIMIT) -> int:
     """Produce Arrow rows with the columns of Spark's Kafka sink (value; optional key, topic,
     partition, headers, timestamp) and wait for every acknowledgement; raise ProduceFailed
     otherwise (at-least-once: nothing is lost silently). Each record carries the replay header
@@ -46,23 +47,24 @@ def produce_arrow(client_config: dict, batches: Iterable[pa.RecordBatch], writer
 
     librdkafka reads a timestamp of 0 as "now", so a write holding a record of event time 0
     (1970-01-01T00:00:00Z) goes through kafka-python instead, which sends it as it is; the whole
-    write takes one client, so the records of a partition keep their order."""
+    write takes one client, so the records of a partition keep their order. `max_bytes`: the
+    largest record batch the topics take (`limits.topic_limit`); a record past it fails the write."""
     batches = list(batches)
     epoch_zero = any(pc.any(pc.equal(_epoch_ms(batch), 0)).as_py()
                      for batch in batches if "timestamp" in batch.schema.names)
     id_prefix = _id_prefix(writer_id, batch_id, task)
     return _send(client_config, lambda count: _records(batches, id_prefix, default_topic, task, count),
-                 epoch_zero, task)
+                 epoch_zero, task, max_bytes)
 
 
 def produce_columns(client_config: dict, topics: list, keys: list, values: list, timestamps: list,
-                    headers: list, writer_id: str, batch_id, task: int) -> int:
+                    headers: list, writer_id: str, batch_id, task: int, max_bytes: int = KAFKA_DEFAULT_LIMIT) -> int:
     """`produce_arrow` for records already held as Python columns (a task's results: no Arrow
     to build and read back); timestamps in epoch ms, headers a record's (key, bytes) pairs or None."""
     id_prefix = _id_prefix(writer_id, batch_id, task)
     return _send(client_config, lambda count: [_columns(topics, values, keys, None, timestamps, headers,
                                                         id_prefix, 0, task, count)],
-                 0 in timestamps, task)
+                 0 in timestamps, task, max_bytes)
 
 
 def _id_prefix(writer_id: str, batch_id, task: int) -> bytes:
@@ -73,7 +75,7 @@ def _id_prefix(writer_id: str, batch_id, task: int) -> bytes:
 RowSource = Callable[[Callable[[str], int]], Iterable["_Columns"]]
 
 
-def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int) -> int:
+def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int, max_bytes: int) -> int:
     if epoch_zero:
         return _send_with_kafka_python(client_config, columns, task)
     failures: list[str] = []
@@ -82,8 +84,10 @@ def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int) 
         failures.append(f"{message.topic()}[{message.partition()}]: {error}")
 
     # Only failed deliveries call back into Python (a successful one would cost a Message object
-    # and a call per record); flush() still waits for every acknowledgement.
+    # and a call per record); flush() still waits for every acknowledgement. A record batch never
+    # outgrows what the topics take (librdkafka's own defaults are 1,000,000 bytes).
     producer = Producer({**rdkafka_config(client_config), "partitioner": "murmur2_random", "acks": "all",
+                         "message.max.bytes": max_bytes, "batch.size": min(max_bytes, 1_000_000),
                          "linger.ms": 20, "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000,
                          "queue.buffering.max.kbytes": 512 * 1024, "on_delivery": delivered,
                          "delivery.report.only.error": True})

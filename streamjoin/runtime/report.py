@@ -52,7 +52,7 @@ class RunReport:
             self.add_seconds({f"task.{stage}": value for stage, value in task.get("seconds", {}).items()})
             for name, value in counts.items():
                 self.extra[name] = self.extra.get(name, 0) + value
-        self.dead_letters += batch["rejected_by_table"]
+        self.dead_letters += batch["rejected_by_table"] + batch.get("refused_by_kafka", 0)
         if batch["delta_version"] is not None:
             self.delta_version = batch["delta_version"]
         self.add_seconds(batch["seconds"])

@@ -105,20 +105,28 @@ class TaskSink:
     client_config: dict
     writer_id: str
 
-    def produce(self, rows: list[tuple], task: int) -> tuple[list[tuple], int]:
-        """Produces the SINK rows of `rows`; the other rows, and how many records it produced."""
+    def produce(self, rows: list[tuple], task: int) -> tuple[list[tuple], int, int]:
+        """Produces the SINK rows of `rows` that their topic takes; the other rows (with a dead
+        letter for each result too large for its topic), how many records it produced, and how
+        many it refused."""
         sink = [row for row in rows if row[0] == SINK]
         if not sink:
-            return rows, 0
+            return rows, 0, 0
         from pyspark import TaskContext
 
+        from streamjoin.kafka.limits import oversized, topic_limit
         from streamjoin.kafka.rdkafka import produce_columns  # see TaskProcessor's docstring
 
+        limits = {topic: topic_limit(self.client_config, topic) for topic in {row[1] for row in sink}}
+        refused = dict(oversized(limits, *([row[i] for row in sink] for i in (1, 2, 3, 9))))
+        dead = [(DEAD_LETTER, row[1], row[2], None, *row[4:8], refused[n], None) for n, row in enumerate(sink)
+                if n in refused]
+        sink = [row for n, row in enumerate(sink) if n not in refused]
         batch_id = TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)
         topics, keys, values, timestamps, headers = ([row[i] for row in sink] for i in (1, 2, 3, 4, 9))
         sent = produce_columns(self.client_config, topics, keys, values, timestamps, headers, self.writer_id,
-                               batch_id, task)
-        return [row for row in rows if row[0] != SINK], sent
+                               batch_id, task, max_bytes=min(limits.values())) if sink else 0
+        return [row for row in rows if row[0] != SINK] + dead, sent, len(dead)
 
 
 class TaskProcessor(StatefulProcessor):
@@ -174,7 +182,8 @@ class TaskProcessor(StatefulProcessor):
         lap("state_write")
         produced = 0
         if self.sink is not None:
-            out, produced = self.sink.produce(out, task)
+            out, produced, refused = self.sink.produce(out, task)
+            runtime.metrics["dead_letters"] += refused
             lap("produce")
         packed = packed_frame(out)
         del ordered, out

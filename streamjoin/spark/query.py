@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streamjoin.kafka import offsets
+from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT, oversized, topic_limit
 from streamjoin.kafka.rdkafka import produce_arrow
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.runtime.contract import STATE_FORMAT
@@ -56,7 +57,7 @@ class QueryFailed(RuntimeError):
 
 
 # Errors raised inside Spark whose message is the whole story for a user.
-_OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible|ProduceFailed)\b:?\s*(.*)")
+_OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaAuthenticationFailed|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible|ProduceFailed)\b:?\s*(.*)")
 
 
 def root_cause(spark_message: str) -> str:
@@ -233,6 +234,8 @@ class StreamingRun:
         channel = table.column("channel")
         sink = table.filter(pa.compute.equal(channel, SINK))
         dead = table.filter(pa.compute.equal(channel, DEAD_LETTER))
+        sink, too_large, max_bytes = _within_topic_limits(sink, self.client_config)
+        dead = pa.concat_tables([dead, too_large])
         prepared, rejected, delta_version = None, [], None
         if self.target.table is not None and sink.num_rows:
             # Checked before anything is written: a result the table cannot take is kept out of
@@ -243,7 +246,7 @@ class StreamingRun:
                 kept = set(range(sink.num_rows)) - {index for index, _ in rejected}
                 sink = sink.take(sorted(kept))
         lap("driver.delta_prepare")
-        self._produce(sink, batch_id)
+        self._produce(sink, batch_id, max_bytes)
         lap("driver.produce")
         if prepared is not None and prepared.num_rows:
             delta_version = self.target.table.write(prepared, batch_id)
@@ -256,15 +259,16 @@ class StreamingRun:
                  in zip(metrics.column("reason").to_pylist(), metrics.column("src_partition").to_pylist())]
         produced = sum(task.pop("produced", 0) for task in tasks)  # by the tasks themselves (`TaskSink`)
         self.figures.write(batch_id, {"tasks": tasks, "rejected_by_table": len(rejected),
+                                      "refused_by_kafka": too_large.num_rows,
                                       "delta_version": delta_version, "output_rows": sink.num_rows + produced,
                                       "seconds": lap.seconds})
 
-    def _produce(self, sink: pa.Table, batch_id: int) -> None:
+    def _produce(self, sink: pa.Table, batch_id: int, max_bytes: int) -> None:
         if not sink.num_rows:
             return
         records = pa.table({"topic": sink.column("topic"), "key": sink.column("key"), "value": sink.column("value"),
                             "timestamp": sink.column("ts").cast(pa.timestamp("ms")), "headers": sink.column("headers")})
-        produce_arrow(self.client_config, records.to_batches(), self.writer_id, batch_id)
+        produce_arrow(self.client_config, records.to_batches(), self.writer_id, batch_id, max_bytes=max_bytes)
 
 
 def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:
@@ -295,6 +299,23 @@ def run_available(spark: SparkSession, query: CompiledQuery, kafka_options: dict
     """Process everything new on the query's inputs (availableNow) from its checkpoint."""
     run = streaming_run(query, kafka_options, client_config, checkpoint, end_of_input)
     return run.run(spark, RunReport(query=query.name, output_topic=query.sink.topic))
+
+
+def _within_topic_limits(sink: pa.Table, client_config: dict) -> tuple[pa.Table, pa.Table, int]:
+    """The sink rows their topic takes, dead letters of those too large for it (their value left
+    out: the dead-letter topic would refuse it too), and the largest record batch the topics take."""
+    topics = sink.column("topic").to_pylist()
+    limits = {topic: topic_limit(client_config, topic) for topic in set(topics)}
+    headers = [[(h["key"], h["value"]) for h in row] if row else None for row in sink.column("headers").to_pylist()]
+    refused = oversized(limits, topics, sink.column("key").to_pylist(), sink.column("value").to_pylist(), headers)
+    smallest = min(limits.values(), default=KAFKA_DEFAULT_LIMIT)
+    if not refused:
+        return sink, sink.slice(0, 0), smallest
+    too_large = _as_dead_letters(sink, refused)
+    too_large = too_large.set_column(too_large.schema.get_field_index("value"), "value",
+                                     pa.nulls(too_large.num_rows, pa.binary()))
+    kept = sink.take(sorted(set(range(sink.num_rows)) - {index for index, _ in refused}))
+    return kept, too_large, smallest
 
 
 def _as_dead_letters(sink: pa.Table, rejected: list[tuple[int, str]]) -> pa.Table:

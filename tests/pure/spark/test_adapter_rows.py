@@ -106,12 +106,17 @@ def test_a_task_sink_produces_the_sink_rows_of_its_batch_and_keeps_the_rest(monk
     produced = []
     monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: Context))
     monkeypatch.setattr("streamjoin.kafka.rdkafka.produce_columns",
-                        lambda *args: produced.append(args) or len(args[2]))
+                        lambda *args, **kwargs: produced.append((args, kwargs)) or len(args[2]))
+    monkeypatch.setattr("streamjoin.kafka.limits.topic_limit", lambda config, topic: 400)
     sink = TaskSink({"bootstrap_servers": ["b:9092"]}, "q")
     dead = (DEAD_LETTER, None, b"k", b"{", 3, "in", 1, 7, "not JSON", None)
     rows = [(SINK, "out", b"k", b"1", 5, "in", 1, 6, None, None), dead,
+            (SINK, "out", b"big", b"x" * 100, 7, "in", 1, 9, None, None),  # 338 + 3 + 100 bytes > 400
             (SINK, "out", None, b"2", 6, "in", 1, 8, None, (("h", b"v"),))]
-    assert sink.produce(rows, task=1) == ([dead], 2)
-    assert produced == [({"bootstrap_servers": ["b:9092"]}, ["out", "out"], [b"k", None], [b"1", b"2"], [5, 6],
-                         [None, (("h", b"v"),)], "q", "4", 1)]
-    assert sink.produce([dead], task=1) == ([dead], 0) and len(produced) == 1
+    too_large = (DEAD_LETTER, "out", b"big", None, 7, "in", 1, 9,
+                 "result of 441 bytes is over the 400 bytes topic 'out' takes (max.message.bytes); "
+                 "its value is left out of this dead letter", None)
+    assert sink.produce(rows, task=1) == ([dead, too_large], 2, 1)
+    assert produced == [(({"bootstrap_servers": ["b:9092"]}, ["out", "out"], [b"k", None], [b"1", b"2"], [5, 6],
+                          [None, (("h", b"v"),)], "q", "4", 1), {"max_bytes": 400})]
+    assert sink.produce([dead], task=1) == ([dead], 0, 0) and len(produced) == 1
