@@ -64,9 +64,6 @@ def check_statement(ctx: Context, statement: exp.Expr, declared: dict[str, exp.E
             raise ctx.error("empty-select", "the SELECT list is empty: name the columns to emit, or *", select)
         if select.args.get("from_") is not None:
             _check_time_clauses(ctx, select)
-        if ctx.flavour.join_model is JoinModel.WINDOWED:
-            for named in select.args.get("windows") or []:
-                _check_join_window(ctx, named)
     if isinstance(statement, CreateRelation):
         _check_declared_once(ctx, statement, declared)
 
@@ -87,6 +84,8 @@ def _check_time_clauses(ctx: Context, select: exp.Select) -> None:
     """WITHIN, OVER and FOR SYSTEM_TIME AS OF mean something in one join model each; written in
     another they would be ignored, so they are rejected (ASOF joins check their own clauses)."""
     model = ctx.flavour.join_model
+    for named in select.args.get("windows") or [] if model is JoinModel.WINDOWED else []:
+        _check_join_window(ctx, named)
     first, joins = select.args["from_"].this, select.args.get("joins") or []
     relations = [(first, joins[0] if joins else None, True)] + [(join.this, join, False) for join in joins]
     for table, join, leftmost in relations:
