@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from streamjoin.kinds import JoinType
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.asof import is_asof, plan_asof
@@ -41,7 +42,7 @@ def join_clause(ctx: Context, scope: SelectScope, left: Input, join: exp.Join, r
 
 def _join_type(join: exp.Join) -> str:
     side, kind = (join.args.get("side") or "").upper(), (join.args.get("kind") or "").upper()
-    if kind == "CROSS":
+    if kind == JoinType.CROSS:
         return "CROSS"
     if side:
         return side
@@ -73,13 +74,13 @@ def _condition(ctx, scope, left: Input, right: Input, join: exp.Join, where: lis
         return exp.and_(*pairs), False
     if is_asof(join):  # no ON: every row has the one empty key; WHERE filters the matches
         return None, False
-    if ctx.flavour.implicit_key_join and join_type != "CROSS":
+    if ctx.flavour.implicit_key_join and join_type != JoinType.CROSS:
         return _key_equality(ctx, left, right, join), True
     both = left.aliases | right.aliases
     taken = [c for c in where if relations(c) <= both and relations(c) & left.aliases and relations(c) & right.aliases]
     for conjunct in taken:
         where.remove(conjunct)
-    if not taken and join_type != "CROSS":
+    if not taken and join_type != JoinType.CROSS:
         raise ctx.error("join-condition", "the join has no condition: add ON or USING (or CROSS JOIN)", join)
     return (exp.and_(*taken) if taken else None), False
 
@@ -100,7 +101,7 @@ def _key_equality(ctx: Context, left: Input, right: Input, join: exp.Join) -> ex
 def _ksql_key_label(ctx: Context, join_type: str, condition) -> str | None:
     """ksqlDB's key name: KSQL_COL_0 for FULL OUTER or expression joins, else the left-most
     column reference in the join criteria (used when the projection does not name the key)."""
-    if join_type == "FULL" or condition is None:
+    if join_type == JoinType.FULL or condition is None:
         return "KSQL_COL_0"
     first = cond.conjuncts(condition)[0]
     for side in (first.this, first.expression) if isinstance(first, exp.EQ) else ():

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from streamjoin.kinds import Kind
 from streamjoin.dialect.durations import interval_millis
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.formats import (
@@ -165,7 +166,7 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     kind = create.args["kind"].lower()
     if ctx.flavour.ddl_kind_from_key:  # no key = append-only stream; key + watermark = versioned table
         kind = "stream" if not keys else ("versioned_table" if timestamp else "table")
-    elif kind == "table" and not keys and ctx.flavour.table_requires_primary_key:
+    elif kind == Kind.TABLE and not keys and ctx.flavour.table_requires_primary_key:
         raise ctx.error("table-primary-key", f"table {name} has no PRIMARY KEY: mark its key column, e.g. "
                         "`id STRING PRIMARY KEY` (or declare a STREAM)", create.this)
     keys = kafka_keys.record_key(ctx, name, props, keys, lambda c, node: _declared(ctx, columns, c, node), create.this)

@@ -17,6 +17,8 @@ from typing import Iterable
 
 from sqlglot import exp
 
+from streamjoin.kinds import JoinType
+
 SYNTHETIC_KEY = "ROWKEY"
 
 
@@ -42,7 +44,7 @@ def join_viable(lkeys, rkeys, join_type: str, carried: Iterable[exp.Expr]) -> tu
     """The column references equal to a join's key: none for FULL OUTER (either side may be
     missing) or several key columns; else the left then the right join expression when each is a
     column, then those carried from an input keyed by its join expression already."""
-    if join_type == "FULL" or len(lkeys) != 1:
+    if join_type == JoinType.FULL or len(lkeys) != 1:
         return ()
     out: list[exp.Expr] = []
     for candidate in (lkeys[0], rkeys[0], *carried):

@@ -15,6 +15,7 @@ from typing import Mapping
 
 from sqlglot import exp
 
+from streamjoin.kinds import Kind
 from streamjoin.plan.catalog import Catalog, SourceDef, SourceWindow
 from streamjoin.dialect import CreateRelation, SetOption, StreamJoinError, StreamQuery, ViewDefinition, parse, span
 from streamjoin.dialect.depth import NESTING_HINT, recursion_headroom
@@ -274,7 +275,7 @@ def _result_source(query: PlannedQuery) -> SourceDef:
     kind = query.sink.kind
     untyped_key = any(columns[k].name == "ANY" for k in query.key_columns)
     return SourceDef(query.sink.name, kind, query.sink.topic, query.sink.partitions,
-                     tuple(query.key_columns) if kind == "table" or query.key_columns else (), columns,
+                     tuple(query.key_columns) if kind == Kind.TABLE or query.key_columns else (), columns,
                      "JSON" if untyped_key or len(query.key_columns) > 1 else query.sink.key_format,
                      query.sink.value_format, query.sink.timestamp,
                      wrap_single_value=query.sink.wrap_single_value, window=query.sink.window,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
+from streamjoin.kinds import Kind
 from streamjoin.plan.catalog import SourceDef
 from streamjoin.dialect.nodes import SourceTable
 from streamjoin.plan import conditions as cond
@@ -44,10 +45,10 @@ def declared_kind(select: exp.Expr | None) -> str | None:
 
 def source_input(ctx: Context, alias: str, source: SourceDef, kind: str | None = None,
                  window: n.RelationWindow | None = None) -> Input:
-    if kind in ("stream", "table") and (kind == "stream") != (source.kind == "stream"):
+    if kind in (Kind.STREAM, Kind.TABLE) and (kind == Kind.STREAM) != (source.kind == Kind.STREAM):
         source = replace(source, kind=kind)  # read as the query says (a Lenses view or SELECT kind)
     entry = ScopeEntry.of_source(alias, source, kind)
-    node_kind = "stream" if entry.kind == "stream" else "table"
+    node_kind = Kind.STREAM if entry.kind == Kind.STREAM else Kind.TABLE
     key = tuple(col(alias, k) for k in source.key_columns)
     names = {key[0].sql()} if len(key) == 1 else set()
     if source.window is not None:  # a windowed key: the window's bounds are part of the key
@@ -75,7 +76,7 @@ def relation_input(ctx: Context, table: exp.Expr, views: dict[str, View], window
     if source is None:
         raise ctx.error("unknown-relation", f"unknown stream or table {name!r}", table)
     read_as = declared_kind(table.find_ancestor(exp.Select)) if ctx.flavour.select_kind_reads_sources else None
-    if read_as == "table" and not source.key_columns:
+    if read_as == Kind.TABLE and not source.key_columns:
         raise ctx.error("table-primary-key", f"SELECT TABLE reads {name} as a table, and it has no key: declare "
                         "its `_key` column (`_key INT KEY`), or read it with SELECT STREAM", table)
     return source_input(ctx, alias, source, read_as, window)

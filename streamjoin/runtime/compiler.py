@@ -15,6 +15,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from streamjoin import plan as P
+from streamjoin.kinds import Kind
 from streamjoin.dialect.formats import CHANGELOG_FORMATS, FormatError
 from streamjoin.dialect.types import ANY, TIMESTAMP, SqlType, parse_type
 from streamjoin.expr.aggregates import compile_aggregates
@@ -153,7 +154,7 @@ class _Builder:
         source = node.source
         serde = source_serde(source)
         columns: dict[str, SqlType | None] = dict(source.columns)
-        entry = Entry(node.alias, None, Side.LEFT, source.kind != "stream", self.broadcast,
+        entry = Entry(node.alias, None, Side.LEFT, source.kind != Kind.STREAM, self.broadcast,
                       source.watermark_delay_ms or 0)
         return _Fragment(None, [(source.topic, serde, entry)], {node.alias: columns})
 
