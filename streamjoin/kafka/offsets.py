@@ -209,8 +209,10 @@ class DataLoss:
 
     def describe(self) -> str:
         where = "past the log end" if self.committed > self.end else "before the log start"
+        held = (f"the log holds offsets {self.begin}..{self.end}" if self.begin < self.end
+                else f"the log is empty, its next offset {self.end}")
         return (f"topic {self.tp.topic!r} partition {self.tp.partition}: the checkpoint's next offset "
-                f"{self.committed} is {where} (the log holds offsets {self.begin}..{self.end})")
+                f"{self.committed} is {where} ({held})")
 
 
 class DataLossError(RuntimeError):

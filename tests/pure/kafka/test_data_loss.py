@@ -28,6 +28,9 @@ CASES = [
     # the broker restarted empty (or the topic was recreated) and holds 50 new records
     Case("past the end fails", {A0: 1000}, {A0: 0}, {A0: 50}, "fail",
          "topic 'a' partition 0: the checkpoint's next offset 1000 is past the log end (the log holds offsets 0..50)"),
+    Case("past an empty log's end fails", {A0: 1000}, {A0: 0}, {A0: 0}, "fail",
+         "topic 'a' partition 0: the checkpoint's next offset 1000 is past the log end (the log is empty, its "
+         "next offset 0)"),
     Case("past the end, earliest", {A0: 1000, A1: 3}, {A0: 0, A1: 0}, {A0: 50, A1: 9}, "earliest", {A0: 0, A1: 3}),
     Case("past the end, latest", {A0: 1000}, {A0: 0}, {A0: 50}, "latest", {A0: 50}),
     # retention deleted records 0..19 before they were read
