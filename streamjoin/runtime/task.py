@@ -119,7 +119,8 @@ class PipelineRuntime(TaskRuntime):
         try:
             record = decode(serde, row.key, row.value, row.ts, row.headers)
         except DecodeError as error:
-            # Only the owning task sends a broadcast row to the dead letters.
+            # Only the owning task counts a broadcast row as input and sends it to the dead letters.
+            self.metrics["input_records"] += owned
             return [Rejected(f"{where(row)}: {error}")] if owned else []
         finally:
             seconds["decode"] += perf_counter() - started

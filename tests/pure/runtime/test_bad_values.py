@@ -80,3 +80,4 @@ def test_a_bad_value_is_a_dead_letter_and_the_task_goes_on(case):
         else:
             assert {k: v for k, v in got.items() if k in want} == want
     assert counters["output_records"] == sum(1 for kind, _ in case.expected if kind == "out")
+    assert counters["input_records"] == len(case.values)  # those that failed to decode too
