@@ -19,6 +19,7 @@ from pathlib import Path
 
 from streamjoin import services
 from streamjoin.settings import Settings
+from streamjoin.spark import connectors
 from streamjoin.spark.session import CONF, python_environment, spark_home_without_zips
 
 READY_TIMEOUT_S = 120.0  # a JVM start on a loaded 2-core machine
@@ -53,7 +54,8 @@ def start(settings: Settings | None = None, detached: bool = True) -> ConnectSer
     folder.mkdir(parents=True, exist_ok=True)
     log_path, port = folder / "server.log", services.free_port()
     home = spark_home_without_zips(settings) or Path(os.environ["SPARK_HOME"])
-    confs = {**CONF, "spark.connect.grpc.binding.address": "127.0.0.1", "spark.connect.grpc.binding.port": str(port)}
+    confs = {**CONF, **connectors.conf(), "spark.connect.grpc.binding.address": "127.0.0.1",
+             "spark.connect.grpc.binding.port": str(port)}
     args = [str(home / "bin" / "spark-submit"), "--master", "local[*]", "--class", SERVER_CLASS,
             *[part for key, value in confs.items() for part in ("--conf", f"{key}={value}")], "spark-internal"]
     env = {**os.environ, **python_environment(), "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1"}

@@ -15,6 +15,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 from streamjoin.settings import Settings
+from streamjoin.spark import connectors
 from streamjoin.spark.kafka_datasource import KafkaDataSource
 
 CONF = {
@@ -69,10 +70,12 @@ def short_lived(settings: Settings) -> Settings:
 
 
 def session_conf(settings: Settings) -> dict[str, str]:
-    """`CONF` plus what the settings add for a JVM started from this process."""
-    if not settings.spark_driver_java_options:
-        return dict(CONF)
-    return {**CONF, "spark.driver.extraJavaOptions": settings.spark_driver_java_options}
+    """`CONF`, Spark's Kafka connector and delta-spark (`connectors`), and what the settings add
+    for a JVM started from this process."""
+    conf = {**CONF, **connectors.conf()}
+    if settings.spark_driver_java_options:
+        conf["spark.driver.extraJavaOptions"] = settings.spark_driver_java_options
+    return conf
 
 
 def python_environment() -> dict[str, str]:
