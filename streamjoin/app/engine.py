@@ -18,6 +18,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from streamjoin.app import identity
 from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
 from streamjoin.app.project import Query
 from streamjoin.delta.tables import replace_range
@@ -108,6 +109,7 @@ class Engine:
             raise ValueError(f"on_data_loss must be one of {offsets.ON_DATA_LOSS}, got {policy!r}")
         self._connect()
         self.ensure_topics(query)
+        self._check_identity(query, policy)  # raises DataLossError for topics that are not those read
         if policy == "fail":
             self._read_positions(query)  # raises DataLossError before any Spark query starts
         delta_path = self.delta_path(query)
@@ -153,6 +155,15 @@ class Engine:
                                         begins, ends, "fail")
             result.append({tp: (positions[tp], ends[tp]) for tp in ends})
         return result
+
+    def _check_identity(self, query: Query, policy: str) -> None:
+        """Per sub-topology, the identity of the data its checkpoint read against the broker's now
+        (`identity.check`: refused, or restarted as `policy` says)."""
+        for sub in query.compiled:
+            topics = list(sub.input_topics)
+            begins, ends = admin.log_ranges(self.bootstrap, topics, settings=self.settings)
+            identity.check(self.checkpoint_root(query) / sub.name, identity.current(self.client_config, topics),
+                           policy, begins, ends)
 
     def reset(self, query: Query) -> None:
         """Start the query over: delete its checkpoint and everything it wrote — the Delta table

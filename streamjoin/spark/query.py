@@ -122,13 +122,13 @@ def checkpoint_shuffle_partitions(spark: SparkSession, checkpoint: Path) -> int:
     query first starts, with the layout of its task state (`STATE_FORMAT`). A checkpoint Spark
     has written batches to without that layout's note is refused (CheckpointIncompatible)
     before any batch runs: formats up to 2 kept state where this streamjoin does not look."""
-    notes = _read_notes(checkpoint)
+    notes = read_notes(checkpoint)
     if notes.get("state_format") == STATE_FORMAT:
         return int(notes["shuffle_partitions"])
     if any((checkpoint / "offsets").glob("[0-9]*")):
         raise incompatible(str(notes.get("state_format", "2 or older")), f"checkpoint {checkpoint}")
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    _write_notes(checkpoint, {**notes, "shuffle_partitions": partitions, "state_format": STATE_FORMAT})
+    write_notes(checkpoint, {**notes, "shuffle_partitions": partitions, "state_format": STATE_FORMAT})
     return partitions
 
 
@@ -138,19 +138,21 @@ def replay_writer_id(query_name: str, checkpoint: Path) -> str:
     ids of its first attempt, while another query writing the same topic, or this query after a
     reset (a new checkpoint, perhaps a changed query whose batch numbers start at 0 again), never
     carries ids an earlier record holds (`records.dedupe_replayed` would drop the new record)."""
-    notes = _read_notes(checkpoint)
+    notes = read_notes(checkpoint)
     if "replay_epoch" not in notes:
         notes["replay_epoch"] = uuid.uuid4().hex[:12]
-        _write_notes(checkpoint, notes)
+        write_notes(checkpoint, notes)
     return f"{query_name}@{notes['replay_epoch']}"
 
 
-def _read_notes(checkpoint: Path) -> dict:
+def read_notes(checkpoint: Path) -> dict:
+    """What streamjoin notes beside a checkpoint (`CHECKPOINT_NOTES`): shuffle partitions, state
+    format, replay epoch, the identity of the data read (`app.identity`)."""
     notes_file = checkpoint / CHECKPOINT_NOTES
     return json.loads(notes_file.read_text()) if notes_file.exists() else {}
 
 
-def _write_notes(checkpoint: Path, notes: dict) -> None:
+def write_notes(checkpoint: Path, notes: dict) -> None:
     checkpoint.mkdir(parents=True, exist_ok=True)
     (checkpoint / CHECKPOINT_NOTES).write_text(json.dumps(notes))
 

@@ -51,12 +51,45 @@ def test_a_checkpoint_past_a_restarted_broker_is_data_loss_not_silence(spark, tm
 
         with pytest.raises(DataLossError) as raised:
             second.run(query)
-        assert ("topic 'clicks' partition 0: the checkpoint's next offset 100 is past the log end "
-                "(the log holds offsets 0..50)") in str(raised.value)
+        assert "topic 'clicks' partition 0: the topic is not the one the checkpoint read" in str(raised.value)
         with pytest.raises(DataLossError):
             second.consumer_lag(query)
 
         recovered = second.run(query, on_data_loss="earliest")
         assert (recovered.input_rows, recovered.consumer_lag) == (50, 0)
+    finally:
+        broker.stop(settings)
+
+
+@pytest.mark.parametrize("new_records", [300, 100], ids=["past the checkpoint", "ending at the checkpoint"])
+def test_new_records_of_a_restarted_broker_are_refused_or_all_read(spark, tmp_path, new_records):
+    """The broker restarted empty and new records produced past (or up to) the checkpoint's
+    offsets: no offset is outside the new log, yet none of its records was read. Refused by
+    default, naming topic and partition; `earliest` reads every new record, `latest` none."""
+    settings = Settings(home=tmp_path / "home")
+    (tmp_path / "sql").mkdir()
+    (tmp_path / "sql" / "sources.sql").write_text(SOURCES)
+    (tmp_path / "sql" / "pages.sql").write_text(QUERY)
+    query = load_project(tmp_path / "sql").query("pages")
+    try:
+        first = Engine(settings, spark)
+        clicks(first, 100)
+        assert first.run(query).input_rows == 100
+        broker.stop(settings)
+        second = Engine(settings, spark)
+        clicks(second, new_records)
+        with pytest.raises(DataLossError, match="topic 'clicks' partition 0: the topic is not the one the checkpoint "
+                                                "read .*topic id"):
+            second.run(query)
+        recovered = second.run(query, on_data_loss="earliest")
+        assert (recovered.input_rows, recovered.consumer_lag) == (new_records, 0)
+        clicks(second, 5)
+        assert second.run(query).input_rows == 5  # the new topic is now the one the checkpoint reads
+
+        broker.stop(settings)
+        third = Engine(settings, spark)
+        clicks(third, new_records + 10)
+        skipped = third.run(query, on_data_loss="latest")
+        assert (skipped.input_rows, skipped.consumer_lag) == (0, 0)
     finally:
         broker.stop(settings)
