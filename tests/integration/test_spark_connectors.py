@@ -22,7 +22,7 @@ def test_format_kafka_reads_records_with_headers(spark, kafka_bootstrap, unique_
     rows = (spark.read.format("kafka").option("kafka.bootstrap.servers", kafka_bootstrap)
             .option("subscribe", unique_topic).option("includeHeaders", "true").load().collect())
     got = sorted((bytes(row.key), bytes(row.value), [(h.key, bytes(h.value)) for h in row.headers],
-                  int(row.timestamp.timestamp() * 1000)) for row in rows)
+                  round(row.timestamp.timestamp() * 1000)) for row in rows)
     assert got == [(b"k%d" % n, b"v%d" % n, [("h", b"x%d" % n)], 1_000 + n) for n in range(6)]
     assert {row.partition for row in rows} == {0, 1} and {row.topic for row in rows} == {unique_topic}
 
