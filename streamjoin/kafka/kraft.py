@@ -98,9 +98,13 @@ def _properties(data: Path, port: int, controller_port: int, sasl: SaslUser | No
     return _SETTINGS.format(controller_port=controller_port, data=data) + listeners
 
 
-def _random_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+def random_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding, never starting with
+    "-" (the storage tool would read such an id as an option; Kafka's own ids avoid it too)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def launch_args(state_dir: Path, port: int, controller_port: int, sasl: SaslUser | None = None) -> list[str]:
@@ -118,6 +122,6 @@ def launch_args(state_dir: Path, port: int, controller_port: int, sasl: SaslUser
     if not (data / "meta.properties").exists():
         scram = [] if sasl is None else ["--add-scram", f"SCRAM-SHA-512=[name={sasl.name},password={sasl.password}]"]
         subprocess.run([*java, "kafka.tools.StorageTool", "format", "--ignore-formatted",
-                        "-t", _random_cluster_id(), "-c", str(properties), *scram],
+                        "-t", random_cluster_id(), "-c", str(properties), *scram],
                        check=True, capture_output=True, timeout=120)
     return [*java, "kafka.Kafka", str(properties)]
