@@ -32,12 +32,15 @@ def clicks(engine: Engine, count: int) -> None:
                                                for i in range(count)], settings=engine.settings)
 
 
-def test_a_checkpoint_past_a_restarted_broker_is_data_loss_not_silence(spark, tmp_path, caplog):
-    settings = Settings(home=tmp_path / "home")
+def pages(tmp_path):
     (tmp_path / "sql").mkdir()
     (tmp_path / "sql" / "sources.sql").write_text(SOURCES)
     (tmp_path / "sql" / "pages.sql").write_text(QUERY)
-    query = load_project(tmp_path / "sql").query("pages")
+    return load_project(tmp_path / "sql").query("pages")
+
+
+def test_a_checkpoint_past_a_restarted_broker_is_data_loss_not_silence(spark, tmp_path, caplog):
+    settings, query = Settings(home=tmp_path / "home"), pages(tmp_path)
     try:
         first = Engine(settings, spark)
         clicks(first, 100)
@@ -66,11 +69,7 @@ def test_new_records_of_a_restarted_broker_are_refused_or_all_read(spark, tmp_pa
     """The broker restarted empty and new records produced past (or up to) the checkpoint's
     offsets: no offset is outside the new log, yet none of its records was read. Refused by
     default, naming topic and partition; `earliest` reads every new record, `latest` none."""
-    settings = Settings(home=tmp_path / "home")
-    (tmp_path / "sql").mkdir()
-    (tmp_path / "sql" / "sources.sql").write_text(SOURCES)
-    (tmp_path / "sql" / "pages.sql").write_text(QUERY)
-    query = load_project(tmp_path / "sql").query("pages")
+    settings, query = Settings(home=tmp_path / "home"), pages(tmp_path)
     try:
         first = Engine(settings, spark)
         clicks(first, 100)

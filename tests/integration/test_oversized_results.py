@@ -43,10 +43,10 @@ def test_a_result_too_large_for_its_topic_is_a_dead_letter_and_the_query_goes_on
     (partitions,) = {n for sub in query.compiled for topic, n in sub.topic_partitions().items()
                      if topic == query.output_topic}
     client = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    (created,) = client.create_topics(
-        [NewTopic(query.output_topic, partitions, 1, config={"max.message.bytes": str(LIMIT)})]).values()
-    created.result(10)
-    admin.create_topics(kafka_bootstrap, {unique_topic: 1})
+    for created in client.create_topics(  # the input topic takes the huge record, the output topic less
+            [NewTopic(query.output_topic, partitions, 1, config={"max.message.bytes": str(LIMIT)}),
+             NewTopic(unique_topic, 1, 1, config={"max.message.bytes": str(2 * HUGE)})]).values():
+        created.result(10)
     admin.produce(kafka_bootstrap, unique_topic, [
         click("a", "small", 1000), click("b", "x" * (2 * LIMIT), 2000), click("c", "small too", 3000),
         OutRecord(b"d", b"{" + b"y" * HUGE, 4000)])  # not JSON, and too large to keep as a dead letter
