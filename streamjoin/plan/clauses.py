@@ -99,15 +99,17 @@ def _key_equality(ctx: Context, left: Input, right: Input, join: exp.Join) -> ex
 
 
 def _ksql_key_label(ctx: Context, join_type: str, condition) -> str | None:
-    """ksqlDB's key name: KSQL_COL_0 for FULL OUTER or expression joins, else the left-most
-    column reference in the join criteria (used when the projection does not name the key)."""
+    """ksqlDB's key name: the flavour's first expression column (KSQL_COL_0) for FULL OUTER or
+    expression joins, else the left-most column reference in the join criteria (used when the
+    projection does not name the key)."""
+    synthetic = f"{ctx.flavour.expression_column_prefix}0"
     if join_type == JoinType.FULL or condition is None:
-        return "KSQL_COL_0"
+        return synthetic
     first = cond.conjuncts(condition)[0]
     for side in (first.this, first.expression) if isinstance(first, exp.EQ) else ():
         if isinstance(side, exp.Column):
             return side.name.upper()
-    return "KSQL_COL_0"
+    return synthetic
 
 
 def lateral_clause(ctx: Context, scope: SelectScope, current: Input, lateral: exp.Lateral, entry: ScopeEntry) -> Input:

@@ -207,9 +207,10 @@ def _projected_key(ctx: Context, current: Input, values, written, key_label, sin
                 else f"its join key: one of {', '.join(k.sql() for k in wanted)}")
         raise ctx.error("key-not-projected", f"the query writing {sink} must project {what}",
                         next(iter(written.values())))
+    prefix = ctx.flavour.expression_column_prefix
     if len(key_exprs) > 1:
-        return Projected({f"KSQL_COL_{i}": k for i, k in enumerate(key_exprs)}, values)
-    label = key_label or (key_exprs[0].name.upper() if isinstance(key_exprs[0], exp.Column) else "KSQL_COL_0")
+        return Projected({f"{prefix}{i}": k for i, k in enumerate(key_exprs)}, values)
+    label = key_label or (key_exprs[0].name.upper() if isinstance(key_exprs[0], exp.Column) else f"{prefix}0")
     return Projected({label: key_exprs[0]}, values)
 
 
