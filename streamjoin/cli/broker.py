@@ -31,11 +31,12 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    state = broker.status(Settings.from_env())
+    settings = Settings.from_env()
+    state = broker.status(settings)
     if state is None:
         print("no embedded broker running")
         return 1
-    health = "answering" if broker.answers(state.bootstrap) else "NOT answering"
+    health = "answering" if broker.answers(state.bootstrap, settings=settings) else "NOT answering"
     print(f"broker running ({health}): {state.description}, bootstrap {state.bootstrap} pid {state.pid} "
           f"log {state.log_path}")
     return 0 if health == "answering" else 1
