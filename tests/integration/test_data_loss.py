@@ -39,14 +39,19 @@ def pages(tmp_path):
     return load_project(tmp_path / "sql").query("pages")
 
 
+def read_then_stop_the_broker(settings: Settings, spark, query) -> None:
+    """A first run reads 100 clicks into the query's checkpoint; then the broker stops (its
+    topics, in memory, are gone with it)."""
+    first = Engine(settings, spark)
+    clicks(first, 100)
+    assert first.run(query).input_rows == 100
+    broker.stop(settings)
+
+
 def test_a_checkpoint_past_a_restarted_broker_is_data_loss_not_silence(spark, tmp_path, caplog):
     settings, query = Settings(home=tmp_path / "home"), pages(tmp_path)
     try:
-        first = Engine(settings, spark)
-        clicks(first, 100)
-        assert first.run(query).input_rows == 100
-        broker.stop(settings)
-
+        read_then_stop_the_broker(settings, spark, query)
         with caplog.at_level(logging.WARNING, logger="streamjoin.kafka.embedded"):
             second = Engine(settings, spark)  # starts a new, empty embedded broker
             clicks(second, 50)
@@ -71,10 +76,7 @@ def test_new_records_of_a_restarted_broker_are_refused_or_all_read(spark, tmp_pa
     default, naming topic and partition; `earliest` reads every new record, `latest` none."""
     settings, query = Settings(home=tmp_path / "home"), pages(tmp_path)
     try:
-        first = Engine(settings, spark)
-        clicks(first, 100)
-        assert first.run(query).input_rows == 100
-        broker.stop(settings)
+        read_then_stop_the_broker(settings, spark, query)
         second = Engine(settings, spark)
         clicks(second, new_records)
         with pytest.raises(DataLossError, match="topic 'clicks' partition 0: the topic is not the one the checkpoint "

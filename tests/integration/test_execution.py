@@ -44,7 +44,8 @@ def test_run_query_writes_kafka_and_delta_dead_letters_bad_records_and_backfills
     spec = load_project(tmp_path / "sql").query(name)
     report = engine.run(spec)
 
-    assert (report.input_rows, report.output_rows, report.dead_letters) == (3, 2, 1)
+    # input_rows counts every record read, the one that could not be decoded too (1 + 3 records)
+    assert (report.input_rows, report.output_rows, report.dead_letters) == (4, 2, 1)
     assert report.consumer_lag == 0
     assert report.watermark_ms == 4000  # stream time: the latest event time the task saw
     out = sorted((r.key, json.loads(r.value)) for r in admin.read_all(kafka_bootstrap, spec.output_topic))
