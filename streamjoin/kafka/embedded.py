@@ -109,15 +109,31 @@ def start(settings: Settings | None = None, detached: bool = True) -> BrokerStat
     state_dir = _state_dir(settings)
     state_dir.mkdir(parents=True, exist_ok=True)
     log_path = state_dir / f"{kind.value}.log"
-    port = services.free_port()
+    port = _port(state_dir, kind)
     process = services.launch(_launch_args(settings, state_dir, port), log_path, detached)
     state = BrokerState(pid=process.pid, port=port, log_path=str(log_path), kind=kind)
     services.await_ready(process, lambda: answers(state.bootstrap, 1.0, settings), f"embedded broker ({kind.value})",
                          port, log_path, MARKERS[kind], READY_TIMEOUT_S, poll_s=0.05)
     services.record(_state_file(settings, kind), services.ServiceState(state.pid, state.port, state.log_path))
+    (state_dir / f"{kind.value}.port").write_text(str(port))
     if kind is BrokerKind.TANSU:
         _warn_about_old_checkpoints(settings, state)
     return state
+
+
+def _port(state_dir: Path, kind: BrokerKind) -> int:
+    """The port the broker had when it last ran, if it is free now, else a free one. A broker
+    started again comes back at its address: the clients of queries still running (which retry
+    the address they were given) and the servers a checkpoint's runs were configured with find
+    it, and Apache Kafka's log, kept on disk, is there again."""
+    try:
+        port = int((state_dir / f"{kind.value}.port").read_text())
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the broker binds it
+            probe.bind(("127.0.0.1", port))
+        return port
+    except (FileNotFoundError, ValueError, OSError):
+        return services.free_port()
 
 
 def _launch_args(settings: Settings, state_dir: Path, port: int) -> list[str]:
