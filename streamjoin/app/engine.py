@@ -141,6 +141,12 @@ class Engine:
         return sum(end - position for sub_positions in self._read_positions(query)
                    for position, end in sub_positions.values())
 
+    def partition_positions(self, query: Query) -> dict[TopicPartition, tuple[int, int]]:
+        """{input partition: (next offset to read, log end)} over all sub-topologies: the lag
+        per partition (`consumer_lag` is its sum); raises DataLossError as that does."""
+        self._connect()
+        return {tp: pair for sub_positions in self._read_positions(query) for tp, pair in sub_positions.items()}
+
     def _read_positions(self, query: Query) -> list[dict[TopicPartition, tuple[int, int]]]:
         """Per sub-topology, {partition: (next offset to read, log end)} of its inputs; raises
         DataLossError for a checkpointed offset outside the log (a partition not in the
