@@ -24,13 +24,15 @@ from typing import Mapping, NamedTuple
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as RdTopicPartition
 
-from streamjoin.kafka.client import rdkafka_config
+from streamjoin.kafka.client import KafkaUnreachable, rdkafka_config
 from streamjoin.kinds import DATA_LOSS_POLICIES
 
 STALL_TIMEOUT_S = 30.0  # no answer or progress for this long -> error
 _EARLIEST, _LATEST = -2, -1  # ListOffsets' special timestamps
 _OUT_OF_RANGE = (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
 _LOOKUP_CONFIG = {"group.id": "streamjoin-offsets", "enable.auto.commit": False}
+# librdkafka's "no broker answered": the brokers are down or unreachable, not a wrong request
+_UNREACHABLE = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT)
 TANSU_CLUSTER_ID = "tansu_cluster"  # what a Tansu broker reports unless started with another id
 # A fetch at the log end must answer at once: it is what carries the end.
 _FETCH_CONFIG = {**_LOOKUP_CONFIG, "auto.offset.reset": "error", "fetch.wait.max.ms": 10,
@@ -52,6 +54,8 @@ class OffsetClient:
         self.client_config = client_config
         self._consumer = Consumer({**rdkafka_config(client_config), **_LOOKUP_CONFIG})
         self._lagging_list_offsets: bool | None = None  # Tansu's ListOffsets(LATEST): asked once
+        # A metadata request waits as long as the settings say a broker may take to answer at all.
+        self.timeout_s = client_config.get("bootstrap_timeout_ms", STALL_TIMEOUT_S * 1000) / 1000
 
     def __enter__(self) -> OffsetClient:
         return self
@@ -69,9 +73,19 @@ class OffsetClient:
         a missing one (a consumer's `allow.auto.create.topics` is false)."""
         found = {}
         for topic in topics:
-            metadata = self._consumer.list_topics(topic, timeout=STALL_TIMEOUT_S).topics.get(topic)
+            metadata = self._metadata(topic).topics.get(topic)
             found[topic] = set(metadata.partitions) if metadata is not None else set()
         return found
+
+    def _metadata(self, topic: str):
+        """The broker's metadata about `topic`; KafkaUnreachable (one line naming the servers)
+        when no broker answers within the timeout: a query whose brokers went away stops with it."""
+        try:
+            return self._consumer.list_topics(topic, timeout=self.timeout_s)
+        except KafkaException as error:
+            if error.args and error.args[0].code() in _UNREACHABLE:
+                raise KafkaUnreachable(",".join(self.client_config["bootstrap_servers"]), self.timeout_s) from None
+            raise
 
     def topic_partitions(self, topics: list[str]) -> list[TopicPartition]:
         """All partitions of `topics`, in topic order then partition order."""
@@ -109,7 +123,7 @@ class OffsetClient:
     def _lists_behind_the_end(self, topic: str) -> bool:
         """True on Tansu, whose ListOffsets(LATEST) lags the log end (module doc)."""
         if self._lagging_list_offsets is None:
-            cluster = self._consumer.list_topics(topic, timeout=STALL_TIMEOUT_S).cluster_id
+            cluster = self._metadata(topic).cluster_id
             self._lagging_list_offsets = cluster == TANSU_CLUSTER_ID
         return self._lagging_list_offsets
 

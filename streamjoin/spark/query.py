@@ -219,7 +219,10 @@ class StreamingRun:
         started = time.monotonic()
         try:
             while query.isActive and (stop_after_s is None or time.monotonic() - started < stop_after_s):
-                query.awaitTermination(1)
+                try:
+                    query.awaitTermination(1)
+                except Exception:  # noqa: BLE001 - it failed: raised below as one line (QueryFailed)
+                    break
                 if self.refresh(report) and on_progress is not None:
                     on_progress(report)
         finally:
