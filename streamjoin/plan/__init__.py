@@ -5,6 +5,7 @@ from streamjoin.plan.explain import explain
 from streamjoin.plan.nodes import *  # noqa: F403 - the node classes are this package's API
 from streamjoin.plan.changelog_nodes import *  # noqa: F403
 from streamjoin.plan.window_nodes import *  # noqa: F403
+from streamjoin.plan.lookup_nodes import *  # noqa: F403
 from streamjoin.plan.planner import (
     PlannedQuery, PlannedView, Program, Setting, SourceDeclaration, plan_program,
 )

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from streamjoin.dialect.types import SqlType
+from streamjoin.plan.lookup_spec import JdbcTable
+from streamjoin.plan.startup import EARLIEST, Startup
 
 KINDS = ("stream", "table", "versioned_table")
 
@@ -55,6 +57,11 @@ class SourceDef:
     # 'value.source.timestamp' ...): (column, metadata key).
     metadata_columns: tuple[tuple[str, str], ...] = ()
     wrap_single_key: bool = False  # a JSON key of one column is an object (Flink's 'key.format'), not the bare value
+    # Flink connector options (plan.connectors): a table kept in PostgreSQL, read by lookup joins
+    # (no topic); where a first run starts reading the topic; the Kafka cluster the options name.
+    lookup: JdbcTable | None = None
+    startup: Startup = EARLIEST
+    bootstrap: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

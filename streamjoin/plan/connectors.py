@@ -1,67 +1,145 @@
-"""Flink's connector options of a declaration, read and checked: every table is a Kafka topic, so
-an option that would make it something else, or read it otherwise than the engine does, is a
-positioned error rather than a silent change of meaning.
+"""Flink's connector options of a declaration, read, checked and handed on (`Connector`): what
+the engine does with an option is what Flink does with it; an option it would not honour is a
+positioned error, never a silent change of meaning.
 
-- `'connector'`: `kafka` (the default) or `upsert-kafka` (plan.kafka_keys reads its keys);
+- `'connector'`: `kafka` (the default), `upsert-kafka` (plan.kafka_keys reads its keys), or
+  `jdbc`: a PostgreSQL table read by lookup joins (plan.jdbc_options); any other is an error
+  naming these three;
 - `'topic'`: one topic (no `;` list); `'topic-pattern'` is not supported;
-- `'scan.startup.mode'`: `earliest-offset`, which is what a query does (it reads each input from
-  its earliest offset, then from its checkpoint); the other modes and their companion options
-  (`scan.startup.timestamp-millis`, `scan.startup.specific-offsets`) are rejected;
-- `'properties.*'`: the Kafka clients are the engine's (its settings say where Kafka is and how
-  to reach it), so only `properties.bootstrap.servers` and `properties.group.id`, which every
-  Flink Kafka table names, are accepted; any other client property is rejected."""
+- `'scan.startup.mode'` with `'scan.startup.timestamp-millis'` / `'scan.startup.specific-offsets'`:
+  where the table's first run starts reading (plan.startup; the engine turns it into each
+  partition's starting offset);
+- `'properties.*'`: `bootstrap.servers` (the cluster the table's topic is on: the engine runs the
+  query there; a query's tables all name the same cluster), `group.id` and `auto.offset.reset`
+  (what `'group-offsets'` reads); other client properties are set in the engine's settings;
+- `'sink.*'`: the engine's sink writes each result keyed by its key with Kafka's default
+  partitioner, at least once (replays carry replay ids, docs/semantics.md): `'sink.partitioner' =
+  'default'` and `'sink.delivery-guarantee' = 'at-least-once' | 'none'` say so; any other sink
+  option or value is an error saying what the engine does instead."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Iterable
 
 from sqlglot import exp
 
+from streamjoin.plan.jdbc_options import jdbc_table
 from streamjoin.plan.kafka_keys import Properties
+from streamjoin.plan.lookup_spec import JdbcTable
 from streamjoin.plan.scope import Context
+from streamjoin.plan.startup import EARLIEST, STARTUP_MODES, Startup
 
-CONNECTORS = ("kafka", "upsert-kafka")
-STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
-_READ_AS_WRITTEN = "earliest-offset"
+CONNECTORS = ("kafka", "upsert-kafka", "jdbc")
+JDBC = "jdbc"
 _STARTUP_COMPANIONS = {"scan.startup.timestamp-millis": "timestamp", "scan.startup.specific-offsets": "specific-offsets"}
-_CLIENT_PROPERTIES = ("properties.bootstrap.servers", "properties.group.id")
+_CLIENT_PROPERTIES = ("properties.bootstrap.servers", "properties.group.id", "properties.auto.offset.reset")
+_SINK_VALUES = {"sink.partitioner": ("default",), "sink.delivery-guarantee": ("at-least-once", "none")}
+_OFFSET = re.compile(r"\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*")
 
 
-def check_connector_options(ctx: Context, props: Properties, names: Iterable[str], where: exp.Expr) -> None:
+@dataclass(frozen=True)
+class Connector:
+    """What a declaration's connector options decide: the lookup table (`jdbc`), else where its
+    first run starts reading and the Kafka cluster its options name (None: the engine's)."""
+
+    lookup: JdbcTable | None = None
+    startup: Startup = EARLIEST
+    bootstrap: str | None = None
+
+
+def read_connector_options(ctx: Context, props: Properties, names: Iterable[str], where: exp.Expr) -> Connector:
     """`names`: the options given (lower case)."""
     if not ctx.flavour.connector_options:
-        return
-    connector = props.get("connector")
-    if connector is not None and connector.lower() not in CONNECTORS:
-        raise ctx.error("connector", f"connector {connector!r} is not supported: every table is a Kafka topic, "
-                        f"'connector' = {' or '.join(repr(c) for c in CONNECTORS)} (a dimension table kept in "
-                        "another store: publish it to a topic and read it as an upsert-kafka table)",
-                        props.written("connector"))
+        return Connector()
+    names = list(names)
+    connector = (props.get("connector") or "kafka").lower()
+    if connector not in CONNECTORS:
+        raise ctx.error("connector", f"connector {props.get('connector')!r} is not supported: 'connector' = "
+                        f"{', '.join(repr(c) for c in CONNECTORS)} (a Kafka topic, or a PostgreSQL table "
+                        "read by lookup joins); a dimension table kept in another store: publish it to a topic "
+                        "and read it as an upsert-kafka table", props.written("connector"))
+    if connector == JDBC:
+        return Connector(lookup=jdbc_table(ctx, props, names, where))
     if props.get("topic-pattern") is not None:
         raise ctx.error("connector-option", "'topic-pattern' is not supported: name the one topic the table "
                         "reads, 'topic' = '...'", props.written("topic-pattern"))
     topic = props.get("topic")
     if topic is not None and ";" in topic:
         raise ctx.error("connector-option", "a table reads one topic: declare one table per topic", props.written("topic"))
-    _check_startup(ctx, props)
     for name in names:
         if name.startswith("properties.") and name not in _CLIENT_PROPERTIES:
             raise ctx.error("connector-option", f"{name!r} would not reach the Kafka clients, which are the "
                             "engine's: set client properties in its settings (docs/operations.md); a table "
-                            f"accepts {' and '.join(repr(p) for p in _CLIENT_PROPERTIES)}",
+                            f"accepts {', '.join(repr(p) for p in _CLIENT_PROPERTIES)}",
                             props.written(name) or where)
+        if name.startswith("sink."):
+            _check_sink(ctx, props, name)
+    return Connector(startup=_startup(ctx, props, where), bootstrap=_servers(props.get("properties.bootstrap.servers")))
 
 
-def _check_startup(ctx: Context, props: Properties) -> None:
-    mode = props.get("scan.startup.mode")
-    if mode is not None and mode.lower() not in STARTUP_MODES:
+def _servers(text: str | None) -> str | None:
+    """The bootstrap servers as one comparable text (spaces out, order kept)."""
+    return ",".join(s.strip() for s in text.split(",") if s.strip()) if text else None
+
+
+def _check_sink(ctx: Context, props: Properties, name: str) -> None:
+    allowed = _SINK_VALUES.get(name)
+    value = props.get(name) or ""
+    if allowed is None:
+        raise ctx.error("connector-option", f"{name!r} is not supported: the engine's sink writes each result "
+                        "with Kafka's default partitioner (by its key), at least once, from the task that "
+                        "computed it; 'sink.partitioner' = 'default' and 'sink.delivery-guarantee' = "
+                        "'at-least-once' say so", props.written(name))
+    if value.lower() not in allowed:
+        raise ctx.error("connector-option", f"{name!r} = {value!r} is not supported: the engine's sink writes each "
+                        "result with Kafka's default partitioner (by its key), at least once (no Kafka "
+                        f"transactions; a replay carries replay ids, docs/semantics.md): {name!r} = "
+                        f"{' or '.join(repr(a) for a in allowed)}", props.written(name))
+
+
+def _startup(ctx: Context, props: Properties, where: exp.Expr) -> Startup:
+    mode = (props.get("scan.startup.mode") or EARLIEST.mode).lower()
+    if mode not in STARTUP_MODES:
         raise ctx.error("connector-option", f"'scan.startup.mode' is one of {', '.join(STARTUP_MODES)}, not "
-                        f"{mode!r}", props.written("scan.startup.mode"))
-    if mode is not None and mode.lower() != _READ_AS_WRITTEN:
-        raise ctx.error("connector-option", f"'scan.startup.mode' = {mode!r} is not supported: a query reads each "
-                        f"input from its earliest offset, then from its checkpoint ('{_READ_AS_WRITTEN}'); "
-                        "remove the option or write that", props.written("scan.startup.mode"))
+                        f"{props.get('scan.startup.mode')!r}", props.written("scan.startup.mode"))
     for option, needs in _STARTUP_COMPANIONS.items():
-        if props.get(option) is not None:
-            raise ctx.error("connector-option", f"{option!r} belongs to 'scan.startup.mode' = '{needs}', which is "
-                            f"not supported: a query reads each input from its earliest offset", props.written(option))
+        given = props.get(option) is not None
+        if given != (mode == needs):
+            raise ctx.error("connector-option", f"{option!r} goes with 'scan.startup.mode' = '{needs}'" +
+                            (f", not {mode!r}" if given else f": give it with that mode"),
+                            props.written(option) if given else props.written("scan.startup.mode"))
+    if mode == "timestamp":
+        text = props.get("scan.startup.timestamp-millis")
+        if not re.fullmatch(r"\d+", text):
+            raise ctx.error("connector-option", f"'scan.startup.timestamp-millis' is epoch milliseconds, not {text!r}",
+                            props.written("scan.startup.timestamp-millis"))
+        return Startup("timestamp", timestamp_ms=int(text))
+    if mode == "specific-offsets":
+        return Startup("specific-offsets", offsets=_offsets(ctx, props))
+    if mode == "group-offsets":
+        return _group_offsets(ctx, props, where)
+    return Startup(mode)
+
+
+def _offsets(ctx: Context, props: Properties) -> tuple[tuple[int, int], ...]:
+    text = props.get("scan.startup.specific-offsets")
+    pairs = [_OFFSET.fullmatch(part) for part in text.split(";") if part.strip()]
+    if not pairs or not all(pairs):
+        raise ctx.error("connector-option", "'scan.startup.specific-offsets' is written "
+                        f"'partition:0,offset:42;partition:1,offset:300', not {text!r}",
+                        props.written("scan.startup.specific-offsets"))
+    return tuple((int(m[1]), int(m[2])) for m in pairs)
+
+
+def _group_offsets(ctx: Context, props: Properties, where: exp.Expr) -> Startup:
+    group = props.get("properties.group.id")
+    if group is None:
+        raise ctx.error("connector-option", "'scan.startup.mode' = 'group-offsets' reads the offsets a consumer "
+                        "group committed: name it, 'properties.group.id' = '...'", props.written("scan.startup.mode") or where)
+    reset = (props.get("properties.auto.offset.reset") or "none").lower()
+    if reset not in ("earliest", "latest", "none"):
+        raise ctx.error("connector-option", f"'properties.auto.offset.reset' is earliest, latest or none, not {reset!r}",
+                        props.written("properties.auto.offset.reset"))
+    return Startup("group-offsets", group_id=group, offset_reset=reset)

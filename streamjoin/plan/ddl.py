@@ -30,7 +30,7 @@ from streamjoin.dialect.types import SqlType, TypeSyntaxError
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import kafka_keys
 from streamjoin.plan.catalog import SourceDef, SourceWindow
-from streamjoin.plan.connectors import check_connector_options
+from streamjoin.plan.connectors import read_connector_options
 from streamjoin.plan.scope import Context
 
 PROCTIME = SqlType.parse("TIMESTAMP_LTZ(3) PROCTIME")
@@ -150,7 +150,7 @@ def whole_partitions(ctx: Context, value, name: str, where: exp.Expr | None) -> 
 def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     name = relation_name(ctx, create.this)
     props = Properties.of(create)
-    check_connector_options(ctx, props, props.values, create.this)
+    connector = read_connector_options(ctx, props, props.values, create.this)
     columns, keys, metadata, proctime, headers = _columns(ctx, create)
     if not columns:
         raise ctx.error("no-columns", f"{name} declares no columns: list them, e.g. CREATE STREAM {name} "
@@ -166,6 +166,8 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     kind = create.args["kind"].lower()
     if ctx.flavour.ddl_kind_from_key:  # no key = append-only stream; key + watermark = versioned table
         kind = "stream" if not keys else ("versioned_table" if timestamp else "table")
+    if connector.lookup is not None:  # a database table: looked up as it is now, key or none
+        kind = Kind.TABLE
     elif kind == Kind.TABLE and not keys and ctx.flavour.table_requires_primary_key:
         raise ctx.error("table-primary-key", f"table {name} has no PRIMARY KEY: mark its key column, e.g. "
                         "`id STRING PRIMARY KEY` (or declare a STREAM)", create.this)
@@ -185,7 +187,8 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
                          value_delimiter=props.get("value_delimiter") or ",",
                          timestamp_format=timestamp_format, window=props.window(ctx, create.this),
                          header_columns=tuple(headers), metadata_columns=from_envelope,
-                         wrap_single_key=kafka_keys.key_is_row(props))
+                         wrap_single_key=kafka_keys.key_is_row(props), lookup=connector.lookup,
+                         startup=connector.startup, bootstrap=connector.bootstrap)
     except ValueError as error:
         raise ctx.error("source-definition", str(error), create.this) from None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from streamjoin.plan import nodes as n
 from streamjoin.plan.changelog_nodes import ChangelogNormalize, Deduplicate
+from streamjoin.plan.lookup_nodes import LookupJoin, LookupTable
 from streamjoin.plan.window_nodes import (
     WindowAggregate,
     WindowAssign,
@@ -85,6 +86,8 @@ def _describe(node: n.PlanNode) -> str:
         time = f"  timestamp {src.timestamp}" if src.timestamp else ""
         return (f"Source {src.name} AS {node.alias}  {src.kind}  topic {src.topic}  partitions "
                 f"{src.partitions or '?'}{key}{time}{window}")
+    if isinstance(node, LookupTable):
+        return f"LookupTable {node.source.name} AS {node.alias}  {node.source.lookup.describe()}"
     if isinstance(node, n.Repartition):
         return f"Repartition ({node.reason})  {node.kind}{key}  partitions {node.partitions or 'same'}"
     if isinstance(node, n.Join):
@@ -126,6 +129,8 @@ def _describe_join(node: n.Join, key: str) -> str:
         parts.append(f"windows left {_window(node.left_window)}, right {_window(node.right_window)}")
     if isinstance(node, n.TemporalJoin):
         parts.append(f"as of {node.time_attribute.sql()} ({'processing' if node.processing_time else 'event'} time)")
+    if isinstance(node, LookupJoin):
+        parts.append(f"lookup as of {node.time_attribute.sql()} (processing time, in the tasks)")
     if isinstance(node, n.AsofJoin):
         parts.append(f"match {node.left_time.sql()} {node.comparison} {node.right_time.sql()} (event time)")
     if isinstance(node, WindowTvfJoin):

@@ -23,6 +23,7 @@ from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
 from streamjoin.plan import kafka_keys
+from streamjoin.plan.lookup_join import check_lookup_tables, check_one_cluster
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, sink_formats, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
 from streamjoin.plan.rewrites import walk
@@ -236,6 +237,8 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
                             f"column of the result ({', '.join(values)})", props.written("timestamp") or statement)
     _check_not_an_input(ctx, planned.node, topic, props.written("kafka_topic", "topic") or statement)
     window = _result_window(ctx, planned.node, scope)
+    check_lookup_tables(ctx, planned.node, statement)
+    check_one_cluster(ctx, planned.node, statement)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None, key_format, value_format, declared_kind(query),
                   props.flag("wrap_single_value", True), timestamp, window,

@@ -14,6 +14,7 @@ from streamjoin.plan import nodes as n
 from streamjoin.plan.changelog_nodes import ChangelogNormalize
 from streamjoin.plan.hints import duration_ms
 from streamjoin.plan.inputs import Input, finish
+from streamjoin.plan.lookup_join import is_lookup, plan_lookup_join
 from streamjoin.plan.scope import SelectScope, ScopeEntry
 from streamjoin.plan.window_nodes import WindowTvfJoin
 from streamjoin.plan.windows import window_join
@@ -24,9 +25,18 @@ def plan_relational(ctx, scope, left, right, clause, split, jt, written) -> Inpu
     of windowed inputs equated), an interval join (time bounds between two streams) or a regular
     join."""
     where = clause.ast.args.get("on") or clause.ast
+    if is_lookup(left):
+        raise ctx.error("lookup-join", f"{left.entries[0].alias} is a JDBC table, read by lookup joins only: put it "
+                        "on the right, FOR SYSTEM_TIME AS OF a PROCTIME() attribute of the left input", clause.ast)
+    if is_lookup(right) and clause.temporal is None:
+        raise ctx.error("lookup-join", f"{right.entries[0].alias} is a JDBC table, read by lookup joins only: join "
+                        "it FOR SYSTEM_TIME AS OF a PROCTIME() attribute of the left input", clause.ast)
     if clause.temporal is not None:
         entry = right.entries[0]
         processing = _is_proctime(scope, clause.temporal)
+        if is_lookup(right):
+            _check_temporal(ctx, left, entry, clause.temporal, True, clause.ast)
+            return plan_lookup_join(ctx, left, right, clause, split, jt, written, processing)
         _check_temporal(ctx, left, entry, clause.temporal, processing, clause.ast)
         if not processing and entry.kind == Kind.VERSIONED_TABLE:
             split = _keyed_by_primary_key(ctx, entry, split, where)

@@ -13,6 +13,7 @@ from streamjoin.plan.catalog import SourceDef
 from streamjoin.dialect.nodes import SourceTable
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
+from streamjoin.plan.lookup_nodes import LookupTable
 from streamjoin.plan.inputs import Input
 from streamjoin.plan.scope import Context, ScopeEntry, col
 
@@ -53,6 +54,8 @@ def source_input(ctx: Context, alias: str, source: SourceDef, kind: str | None =
     names = {key[0].sql()} if len(key) == 1 else set()
     if source.window is not None:  # a windowed key: the window's bounds are part of the key
         key += tuple(col(alias, bound) for bound in ctx.flavour.window_columns)
+    if source.lookup is not None:  # a database table: only a lookup join reads it (plan.lookup_join)
+        return Input(LookupTable(Kind.TABLE, key, alias, source, dict(source.columns)), [entry], names, None)
     node = n.Source(node_kind, key, alias, source, window, dict(source.columns))
     return Input(node, [entry], names if source.window is None else set(), source.partitions, window)
 

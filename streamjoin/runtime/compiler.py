@@ -89,6 +89,8 @@ class _Builder:
     def build(self, node: P.PlanNode) -> _Fragment:
         if isinstance(node, P.Source):
             return self.source(node)
+        if isinstance(node, P.LookupTable):  # read by its lookup join, not from a topic
+            return _Fragment(None, [], {node.alias: dict(node.columns)})
         if isinstance(node, P.Repartition):
             child = self.build(node.child)
             stage = RekeyStage(key_function(node.key, self.scope(child.relations)))

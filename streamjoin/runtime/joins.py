@@ -9,6 +9,7 @@ from streamjoin import plan as P
 from streamjoin.operators.asof import AsofCondition, AsofJoin, AsofJoinConfig
 from streamjoin.operators.base import JoinProcessor
 from streamjoin.operators.foreign_key import ForeignKeyJoin, ForeignKeyJoinConfig
+from streamjoin.operators.lookup_join import LookupJoin, LookupJoinConfig
 from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
 from streamjoin.operators.regular import InputKind, RegularJoin, RegularJoinConfig
 from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
@@ -26,6 +27,7 @@ from streamjoin.operators.window_join import (
     WindowJoinConfig,
 )
 from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinConfig
+from streamjoin.runtime.jdbc import PostgresConnector
 
 
 def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=None) -> JoinProcessor:
@@ -51,6 +53,12 @@ def build_processor(node: P.Join, residual, foreign_key: Callable, window_ends=N
         return RegularJoin(RegularJoinConfig(
             join_type=join_type, left_input=_input_kind(node.left_upsert), right_input=_input_kind(node.right_upsert),
             residual=residual, state_ttl_ms=node.state_ttl_ms))
+    if isinstance(node, P.LookupJoin):
+        table = node.right.source
+        keys = tuple(column.name for column in node.right_keys)
+        return LookupJoin(LookupJoinConfig(
+            PostgresConnector(table.lookup, keys, dict(table.columns)), node.right.alias, join_type=join_type,
+            residual=residual, cache=table.lookup.cache, max_retries=table.lookup.max_retries))
     if isinstance(node, P.TemporalJoin):
         config = TemporalJoinConfig(join_type=join_type, left_delay=_delay(node.left),
                                     right_delay=_delay(node.right), residual=residual)
