@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test ui bench venv browser clean
+.PHONY: demo test ui bench venv browser postgres clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -17,7 +17,7 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/python -m jobs.demo
 
-test: $(STAMP) browser
+test: $(STAMP) browser postgres
 	$(VENV)/bin/python -m pytest -q -rsx --durations=30  # -rsx: every skip and xfail with its reason; the slowest tests, to keep the suite within its 20 minutes
 
 # The UI tests drive Debian's chromium (never a downloaded browser); as root, install it.
@@ -25,6 +25,13 @@ browser:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"
+
+# The JDBC lookup join's integration test starts a PostgreSQL cluster of its own from Debian's
+# server binaries; as root, install them (the test fails with one line naming the step if they are missing).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
+	  echo "PostgreSQL is not installed (apt-get install postgresql, as root): the JDBC lookup join test will fail"
 
 # How many Spark runs the Dagster queue lets go at once: one per 2 cores (they share the Spark
 # Connect server `make ui` starts, local[*]).
