@@ -12,6 +12,7 @@ import warnings
 import dagster as dg
 
 from assets import build_assets, build_checks
+from assets.overview import overview_spec
 from jobs import SQL_DIR
 from jobs.backfill import build_backfill_jobs, build_backfill_sensor
 from jobs.repartition import build_repartition_jobs
@@ -41,7 +42,7 @@ def build_definitions(project: SqlProject, config: PlatformConfig | None = None,
     backfill_jobs = build_backfill_jobs(project, config)
     repartition_jobs, schedules = build_repartition_jobs(project, assets, config)
     return dg.Definitions(
-        assets=assets.all(),
+        assets=[*assets.all(), overview_spec()],
         asset_checks=build_checks(project, config),
         jobs=[*stream_jobs, *start_jobs, *build_stop_jobs(project), *backfill_jobs,
               *repartition_jobs, *build_reset_jobs(project), build_samples_job(project)],

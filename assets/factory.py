@@ -26,6 +26,7 @@ from assets.keys import (DEAD_LETTERS, FINGERPRINT, HOST_TAG, MODE_TAG, PID_TAG,
 from assets.running import run_query
 from assets.tables import table_version
 from resources import EngineResource
+from streamjoin.app import topics
 from streamjoin.app.engine import MODES, ON_DATA_LOSS, RunReport
 from streamjoin.app.project import BrokenFile, Query, SqlProject
 
@@ -201,7 +202,7 @@ def _results(resource: EngineResource, query: Query, report: RunReport, stop, ex
     yield dg.MaterializeResult(asset_key=topic_key(query.output_topic), metadata={
         "output_rows": metadata["output_rows"],
         "latest_rows": preview.metadata_or_note(
-            lambda: resource.latest_records(query.output_topic))})
+            lambda: resource.latest_records(query.output_topic, query=query))})
     path = report.delta_path or engine.delta_path(query)
     version = report.delta_version if report.delta_version is not None else table_version(path)
     table = {"output_rows": metadata["output_rows"], "path": dg.MetadataValue.path(path),
@@ -211,12 +212,11 @@ def _results(resource: EngineResource, query: Query, report: RunReport, stop, ex
     yield dg.MaterializeResult(asset_key=delta_key(query), metadata=table)
     dead = {"dead_letters": metadata["dead_letters"]}
     yield dg.MaterializeResult(asset_key=dead_letter_topic_key(query), metadata=dead | {
-        "latest_rows": preview.metadata_or_note(
-            lambda: resource.latest_records(engine.dead_letter_topic(query)))})
+        "latest_rows": preview.metadata_or_note(lambda: resource.latest_dead_letters(query))})
     yield dg.MaterializeResult(asset_key=dead_letter_table_key(query), metadata=dead | {
         "path": dg.MetadataValue.path(path + DEAD_LETTERS),
         "latest_rows": preview.metadata_or_note(lambda: preview.dead_letter_rows(
-            preview.table_tail(path + DEAD_LETTERS, "timestamp")))})
+            preview.table_tail(path + DEAD_LETTERS, "timestamp"), topics.topic_formats(query)))})
 
 
 def broken_asset(broken: BrokenFile) -> dg.AssetsDefinition:

@@ -7,7 +7,7 @@ import json
 
 import dagster as dg
 
-from streamjoin.app.topics import iso_millis
+from streamjoin.app.topics import iso_millis, letter_columns
 
 PREVIEW_ROWS = 10
 SHOWN_CHARS = 200  # a value longer than this is cut (the whole row is in the topic / table)
@@ -71,13 +71,20 @@ def table_tail(path: str, order_column: str, limit: int = PREVIEW_ROWS) -> list[
     return newest.to_pylist()
 
 
-DEAD_LETTER_COLUMNS = ("reason", "source_topic", "partition", "offset", "timestamp", "key", "value")
+DEAD_LETTER_COLUMNS = ("reason", "source_topic", "partition", "offset", "timestamp")
 
 
-def dead_letter_rows(rows: list[dict]) -> list[dict]:
-    """Dead-letter table rows with the reason first and the time readable."""
-    return [{name: iso_millis(row[name]) if name == "timestamp" and isinstance(row[name], int)
-             else row.get(name) for name in DEAD_LETTER_COLUMNS} for row in rows]
+def dead_letter_rows(rows: list[dict], formats: dict | None = None) -> list[dict]:
+    """Dead-letter table rows with the reason first, the time readable, and the key and value
+    decoded with the source topic's format as far as it reads them (`formats`: {topic: format})."""
+    shown = []
+    for row in rows:
+        ts = row.get("timestamp")
+        head = {name: iso_millis(ts) if name == "timestamp" and isinstance(ts, int) else row.get(name)
+                for name in DEAD_LETTER_COLUMNS}
+        spec = (formats or {}).get(row.get("source_topic"))
+        shown.append(head | letter_columns(spec, row.get("key"), row.get("value"), ts or 0))
+    return shown
 
 
 def metadata_or_note(read) -> dg.MetadataValue:

@@ -167,7 +167,3 @@ def query_state(instance: dg.DagsterInstance, engine: Engine, query: Query,
 
 def broken_state(error: Exception) -> QueryState:
     return QueryState(Status.BROKEN, str(error).splitlines()[0])
-
-
-def observation(query, state: QueryState) -> dg.AssetObservation:
-    return dg.AssetObservation(asset_key=query_key(query), metadata=state.metadata())

@@ -13,7 +13,9 @@ failed, so it shows as failing; and wipe the assets of deleted query files, `job
 the tick log has one line per query.
 """
 
+import dataclasses
 import json
+import time
 
 import dagster as dg
 # Not exported by dagster: which materialization an evaluation judges. Without it the UI matches
@@ -23,13 +25,16 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 
 from assets.checks import LIVE
 from assets.factory import QueryAssets
-from assets.keys import query_key, topic_key
-from assets.state import QueryState, Status, broken_state, observation, query_state
+from assets.keys import dead_letter_table_key, dead_letter_topic_key, query_key, topic_key
+from assets.overview import Figures, Sample, overview_observation, run_figures, sample
+from assets.preview import dead_letter_rows, metadata_or_note, table_tail
+from assets.state import QueryState, Status, broken_state, query_state
 from jobs.orphans import wipe_orphans
 from jobs.sensors import restart_plan
 from resources import EngineResource
 from resources.platform import PlatformConfig
-from streamjoin.app.project import SqlProject
+from streamjoin.app import topics
+from streamjoin.app.project import Query, SqlProject
 
 DATA_VERSION_TAG = "dagster/data_version"
 
@@ -63,49 +68,94 @@ def _source_events(engine: EngineResource, topics: tuple[str, ...], seen: dict) 
     return events
 
 
+def _state(context, client, query, config) -> QueryState:
+    plan = restart_plan(context.instance, query, config)
+    note = plan.note or ("restart requested" if plan.request else "")
+    try:
+        return query_state(context.instance, client, query, config, restart_note=note)
+    except Exception as error:  # noqa: BLE001 - one query's trouble must not hide the rest
+        return QueryState(Status.UNKNOWN, f"{type(error).__name__}: {error}".splitlines()[0])
+
+
+def _figures(context, engine: EngineResource, query: Query, state: QueryState,
+             samples: dict) -> Figures:
+    previous = Sample(**samples[query.name]) if query.name in samples else None
+    try:
+        figures = engine.figures(query)
+    except Exception:  # noqa: BLE001 - Kafka or the checkpoint unreadable: the state says why
+        return Figures(query.name, state, None, None, previous, run_figures(context.instance, query))
+    now = sample(figures, time.time())
+    samples[query.name] = dataclasses.asdict(now)
+    return Figures(query.name, state, figures, now, previous, run_figures(context.instance, query))
+
+
+def _dead_letter_events(engine: EngineResource, query: Query, figures: Figures) -> list:
+    """The dead letters as they are now, while the query runs too (new ones since the last tick)."""
+    if figures.now is None or (figures.previous and figures.previous.dead == figures.now.dead):
+        return []
+    count = {"dead_letters_total": dg.MetadataValue.int(figures.now.dead)}
+    path = engine.delta_path(query) + "-dead-letters"
+    return [dg.AssetObservation(asset_key=dead_letter_topic_key(query), metadata=count | {
+                "latest_rows": metadata_or_note(lambda: engine.latest_dead_letters(query))}),
+            dg.AssetObservation(asset_key=dead_letter_table_key(query), metadata=count | {
+                "latest_rows": metadata_or_note(lambda: dead_letter_rows(
+                    table_tail(path, "timestamp"), topics.topic_formats(query)))})]
+
+
 def build_status_sensor(project: SqlProject, assets: QueryAssets,
                         config: PlatformConfig) -> dg.SensorDefinition:
     defined = {key for asset in assets.all()  # observable source assets have one `key`
                for key in getattr(asset, "keys", None) or [asset.key]}
+
     @dg.sensor(name="query_status", minimum_interval_seconds=config.status_interval_s,
                default_status=dg.DefaultSensorStatus.RUNNING,
-               description="Live state and consumer lag of every query, and the source topics' "
-                           "end offsets, every few seconds (launches nothing).")
+               description="Live state, lag, rates and figures of every query (the overview), "
+                           "dead letters, and the source topics' end offsets, every few seconds "
+                           "(launches nothing).")
     def status(context: dg.SensorEvaluationContext, engine: EngineResource):
         client = engine.get_engine()  # Kafka metadata only; never Spark
         cursor = json.loads(context.cursor) if context.cursor else {}
         seen, reported = cursor.get("topics", {}), cursor.get("queries", {})
+        samples = cursor.get("samples", {})
         try:
             events = _source_events(engine, assets.source_topics, seen)
         except ConnectionError as error:  # the queries' states say it once each, below
             events = []
             context.log.warning(f"source topics not observed: {error}")
-        states = {}  # name -> (query, its latest materialization, state), read in that order
+        rows, changed = [], False
         for query in project.queries:
             latest = _latest(context.instance, query)
-            plan = restart_plan(context.instance, query, config)
-            note = plan.note or ("restart requested" if plan.request else "")
-            try:
-                state = query_state(context.instance, client, query, config, restart_note=note)
-            except Exception as error:  # noqa: BLE001 - one query's trouble must not hide the rest
-                state = QueryState(Status.UNKNOWN, f"{type(error).__name__}: {error}".splitlines()[0])
-            states[query.name] = (query, latest, state)
+            figures = _figures(context, engine, query, _state(context, client, query, config), samples)
+            rows.append(figures)
+            events += _dead_letter_events(engine, query, figures)
+            changed |= _report(context, query, latest, figures, reported, events)
         for broken in project.broken:
-            states[broken.name] = (broken, None, broken_state(broken.error))
+            figures = Figures(broken.name, broken_state(broken.error), None, None, None, {})
+            rows.append(figures)
+            changed |= _report(context, broken, None, figures, reported, events)
         for line in wipe_orphans(context.instance, defined, {b.name for b in project.broken}):
             context.log.info(line)
-        for name, (query, latest, state) in states.items():
-            log = context.log.warning if state.state == Status.FAILING else context.log.info
-            log(f"{name}: {state.line}")
-            signature = [state.state, state.reason, state.consumer_lag,
-                         latest.storage_id if latest else None]
-            if reported.get(name) == signature:
-                continue
-            if _storage_id(_latest(context.instance, query)) != _storage_id(latest):
-                continue  # materialized during the tick: the state is stale, the next tick reports
-            events += [observation(query, state), _check(query_key(query), state, latest)]
-            reported[name] = signature
-        return dg.SensorResult(asset_events=events,
-                               cursor=json.dumps({"topics": seen, "queries": reported}))
+        if changed or "overview" not in cursor:
+            events.append(overview_observation(rows))
+        return dg.SensorResult(asset_events=events, cursor=json.dumps(
+            {"topics": seen, "queries": reported, "samples": samples, "overview": True}))
 
     return status
+
+
+def _report(context, query, latest, figures: Figures, reported: dict, events: list) -> bool:
+    """Log the query's line; record its observation and live_status evaluation when something
+    changed since the last report. Whether it did."""
+    state = figures.state
+    log = context.log.warning if state.state == Status.FAILING else context.log.info
+    log(f"{query.name}: {state.line}")
+    signature = json.loads(json.dumps([*figures.signature(), latest.storage_id if latest else None],
+                                      default=str))
+    if reported.get(query.name) == signature:
+        return False
+    if _storage_id(_latest(context.instance, query)) != _storage_id(latest):
+        return False  # materialized during the tick: the state is stale, the next tick reports
+    events += [dg.AssetObservation(asset_key=query_key(query), metadata=figures.metadata()),
+               _check(query_key(query), state, latest)]
+    reported[query.name] = signature
+    return True

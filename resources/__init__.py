@@ -22,7 +22,7 @@ from dagster_pyspark import LazyPySparkResource
 from pydantic import PrivateAttr
 
 from resources.platform import PlatformConfig
-from streamjoin.app import session, topics
+from streamjoin.app import session, status, topics
 from streamjoin.app.engine import Engine
 from streamjoin.settings import Settings
 
@@ -97,10 +97,21 @@ class EngineResource(dg.ConfigurableResource):
         """{topic: {"partitions": n, "end_offsets": {partition: offset}}} for existing topics."""
         return topics.describe_topics(self.get_engine(), names)
 
-    def latest_records(self, topic: str, limit: int = 10) -> list[dict]:
+    def latest_records(self, topic: str, limit: int = 10, query=None) -> list[dict]:
         """The newest records of `topic` (partition, offset, timestamp, key, value), newest
-        first; [] when it does not exist."""
-        return topics.topic_tail(self.get_engine(), topic, limit)
+        first; [] when it does not exist. With the `query` that reads or writes it, key and value
+        are decoded with the topic's format into typed columns."""
+        spec = topics.topic_formats(query).get(topic) if query is not None else None
+        return topics.topic_tail(self.get_engine(), topic, limit, spec)
+
+    def latest_dead_letters(self, query, limit: int = 10) -> list[dict]:
+        """The newest dead letters from the query's dead-letter topic (also while it runs), key
+        and value decoded with the source's format as far as it reads them."""
+        return topics.dead_letter_tail(self.get_engine(), query, limit)
+
+    def figures(self, query) -> status.QueryFigures:
+        """Lag per input partition, last batch, state size, output and dead-letter counts."""
+        return status.query_figures(self.get_engine(), query)
 
 
 def default_resources(settings: Settings | None = None) -> dict:

@@ -4,7 +4,7 @@ Read from the environment once (`Settings.from_env`) and passed down; nothing be
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Mapping, TypeVar
@@ -20,6 +20,7 @@ SECURITY = (
     ("sasl_mechanism", "STREAMJOIN_KAFKA_SASL_MECHANISM", "sasl_mechanism"),
     ("sasl_username", "STREAMJOIN_KAFKA_SASL_USERNAME", "sasl_plain_username"),
     ("sasl_password", "STREAMJOIN_KAFKA_SASL_PASSWORD", "sasl_plain_password"),
+    ("ssl_ca_location", "STREAMJOIN_KAFKA_SSL_CA_LOCATION", "ssl_cafile"),  # PEM: the CA clients trust
 )
 
 
@@ -46,7 +47,8 @@ class Settings:
     security_protocol: str | None = None
     sasl_mechanism: str | None = None
     sasl_username: str | None = None
-    sasl_password: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
+    ssl_ca_location: str | None = None  # TLS (SSL, SASL_SSL): the PEM file of the CA the brokers' certificates chain to
     delta_root_override: Path | None = None
     spark_master: str | None = None  # None: local[2]
     spark_remote: str | None = None  # a Spark Connect URL; wins over spark_master
@@ -59,6 +61,9 @@ class Settings:
     # e.g. `QUICK_START_JAVA_OPTIONS` for sessions that run many small queries and end.
     spark_driver_java_options: str | None = None
     broker_kind: BrokerKind = BrokerKind.TANSU  # the embedded broker's kind (unused with kafka_bootstrap)
+    # An embedded Apache Kafka with a TLS listener (SSL, SASL_SSL): its PKCS12 keystore and password.
+    broker_keystore: Path | None = None
+    broker_keystore_password: str | None = field(default=None, repr=False)
 
     @property
     def delta_root(self) -> Path:
@@ -80,6 +85,8 @@ class Settings:
             trigger_interval_ms=int(env.get("STREAMJOIN_TRIGGER_INTERVAL_MS") or 200),
             spark_driver_java_options=env.get("STREAMJOIN_SPARK_DRIVER_JAVA_OPTIONS") or None,
             broker_kind=choice_from_env(env, "STREAMJOIN_BROKER_KIND", BrokerKind, BrokerKind.TANSU),
+            broker_keystore=Path(env["STREAMJOIN_BROKER_KEYSTORE"]).resolve() if env.get("STREAMJOIN_BROKER_KEYSTORE") else None,
+            broker_keystore_password=env.get("STREAMJOIN_BROKER_KEYSTORE_PASSWORD") or None,
             **security,
         )
 

@@ -12,7 +12,12 @@ from streamjoin.settings import SECURITY, Settings
 _TIMEOUT_OPTION = "kafka.bootstrap.timeout.ms"
 _AUTHENTICATION_ERRORS = (-169, 58)  # librdkafka's _AUTHENTICATION, Kafka's SASL_AUTHENTICATION_FAILED
 _KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",
-                     "sasl_plain_username": "sasl.username", "sasl_plain_password": "sasl.password"}
+                     "sasl_plain_username": "sasl.username", "sasl_plain_password": "sasl.password",
+                     "ssl_cafile": "ssl.ca.location"}
+# A setting's Spark option, where it is not "kafka." + the field with dots: the CA as Spark's own
+# Kafka connector (a Java client) takes a PEM file, so the same options serve format("kafka").
+_SPARK_OPTION = {"ssl_ca_location": "kafka.ssl.truststore.location"}
+_TRUSTSTORE_TYPE = "kafka.ssl.truststore.type"
 
 
 class KafkaAuthenticationFailed(ConnectionError):
@@ -63,9 +68,14 @@ def rdkafka_config(client_config: dict) -> dict:
 def spark_options(settings: Settings, bootstrap: str) -> dict[str, str]:
     """The same settings as Spark-style `kafka.*` options for the streamjoin_kafka source and sink."""
     options = {"kafka.bootstrap.servers": bootstrap, _TIMEOUT_OPTION: str(int(settings.kafka_timeout_s * 1000))}
-    options.update({"kafka." + field.replace("_", "."): getattr(settings, field)
-                    for field, _, _ in SECURITY if getattr(settings, field)})
+    options.update({_option(field): getattr(settings, field) for field, _, _ in SECURITY if getattr(settings, field)})
+    if settings.ssl_ca_location:
+        options[_TRUSTSTORE_TYPE] = "PEM"
     return options
+
+
+def _option(field: str) -> str:
+    return _SPARK_OPTION.get(field) or "kafka." + field.replace("_", ".")
 
 
 def client_config_from_options(options: Mapping[str, str]) -> dict:
@@ -76,7 +86,10 @@ def client_config_from_options(options: Mapping[str, str]) -> dict:
     if not bootstrap:
         raise ValueError("option 'kafka.bootstrap.servers' is required")
     timeout_ms = options.get(_TIMEOUT_OPTION)
-    settings = Settings(**{field: options.get("kafka." + field.replace("_", ".")) for field, _, _ in SECURITY},
+    if options.get(_TRUSTSTORE_TYPE, "PEM").upper() != "PEM":
+        raise ValueError(f"option '{_TRUSTSTORE_TYPE}' must be PEM (a CA certificate file), not "
+                         f"{options.get(_TRUSTSTORE_TYPE)!r}")
+    settings = Settings(**{field: options.get(_option(field)) for field, _, _ in SECURITY},
                         **({"kafka_timeout_s": int(timeout_ms) / 1000} if timeout_ms else {}))
     return kafka_client_config(settings, bootstrap)
 

@@ -137,25 +137,34 @@ def _port(state_dir: Path, kind: BrokerKind) -> int:
 
 
 def _launch_args(settings: Settings, state_dir: Path, port: int) -> list[str]:
-    sasl = _sasl_user(settings)
+    listener = client_listener(settings)
     if settings.broker_kind is BrokerKind.KAFKA:
-        return kraft.launch_args(state_dir, port, controller_port=services.free_port(), sasl=sasl)
-    if sasl is not None:
-        raise ValueError("the embedded Tansu broker takes no SASL credentials: unset STREAMJOIN_KAFKA_SASL_* or "
-                         "set STREAMJOIN_BROKER_KIND=kafka (Apache Kafka, which requires them)")
+        node = kraft.Node(1, port, internal_port=services.free_port(), controller_port=services.free_port())
+        return kraft.launch_args(state_dir, node, listener)
+    if listener.protocol != "PLAINTEXT":
+        raise ValueError(f"the embedded Tansu broker speaks PLAINTEXT only, not {listener.protocol}: unset "
+                         "STREAMJOIN_KAFKA_SECURITY_PROTOCOL or set STREAMJOIN_BROKER_KIND=kafka (Apache Kafka)")
     url = f"tcp://127.0.0.1:{port}"
     return [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
             "--storage-engine", "memory://tansu/"]
 
 
-def _sasl_user(settings: Settings) -> kraft.SaslUser | None:
-    """The user a SASL-secured embedded broker is started for: the configured client's."""
-    if not (settings.security_protocol or "").upper().startswith("SASL"):
-        return None
-    if not (settings.sasl_username and settings.sasl_password):
-        raise ValueError("STREAMJOIN_KAFKA_SECURITY_PROTOCOL names SASL but STREAMJOIN_KAFKA_SASL_USERNAME or "
-                         "_PASSWORD is unset")
-    return kraft.SaslUser(settings.sasl_username, settings.sasl_password, internal_port=services.free_port())
+def client_listener(settings: Settings) -> kraft.ClientListener:
+    """The client listener an embedded Apache Kafka is started with: the configured clients'
+    protocol, for the configured SASL user, with the configured keystore (TLS)."""
+    protocol = (settings.security_protocol or "PLAINTEXT").upper()
+    user = keystore = None
+    if protocol.startswith("SASL"):
+        if not (settings.sasl_username and settings.sasl_password):
+            raise ValueError(f"STREAMJOIN_KAFKA_SECURITY_PROTOCOL is {protocol} but STREAMJOIN_KAFKA_SASL_USERNAME "
+                             "or _PASSWORD is unset")
+        user = kraft.SaslUser(settings.sasl_username, settings.sasl_password)
+    if protocol.endswith("SSL"):
+        if not (settings.broker_keystore and settings.broker_keystore_password):
+            raise ValueError(f"STREAMJOIN_KAFKA_SECURITY_PROTOCOL is {protocol}: the embedded broker needs its "
+                             "certificate, STREAMJOIN_BROKER_KEYSTORE (PKCS12) and _KEYSTORE_PASSWORD")
+        keystore = kraft.Keystore(settings.broker_keystore, settings.broker_keystore_password)
+    return kraft.ClientListener(protocol, user, keystore)
 
 
 def _warn_about_old_checkpoints(settings: Settings, state: BrokerState) -> None:

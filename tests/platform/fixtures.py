@@ -13,6 +13,7 @@ from dagster_pyspark import LazyPySparkResource
 from resources import EngineResource
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import Query, SourceSpec, SqlProject
+from streamjoin.app.status import PartitionLag, QueryFigures
 from streamjoin.runtime.report import RunReport
 from streamjoin.settings import Settings
 
@@ -160,8 +161,18 @@ def fake_resources(fake: FakeEngine, **config) -> dict:
                             "end_offsets": self.end_offsets(topic)} for topic in topics
                     if self.end_offsets(topic)}
 
-        def latest_records(self, topic: str, limit: int = 10) -> list[dict]:
+        def latest_records(self, topic: str, limit: int = 10, query=None) -> list[dict]:
             return fake.records.get(topic, [])[:limit]
+
+        def latest_dead_letters(self, query, limit: int = 10) -> list[dict]:
+            return fake.records.get(fake.dead_letter_topic(query), [])[:limit]
+
+        def figures(self, query) -> QueryFigures:
+            """The fake's lag on one partition of the query's first source topic."""
+            lag = fake.consumer_lag(query)
+            end = sum(fake.offsets.get(query.source_topics[0], {0: lag}).values())
+            return QueryFigures((PartitionLag(query.source_topics[0], 0, end - lag, end),), 0, None,
+                                None, 0, fake.dead_letters)
 
     spark = LazyPySparkResource(spark_config={})  # never asked for a session
     return {"engine": FakeEngineResource(spark=spark, **config), "spark": spark}
