@@ -64,6 +64,10 @@ class Settings:
     # An embedded Apache Kafka with a TLS listener (SSL, SASL_SSL): its PKCS12 keystore and password.
     broker_keystore: Path | None = None
     broker_keystore_password: str | None = field(default=None, repr=False)
+    # A Confluent-compatible schema registry (AVRO, PROTOBUF, JSON_SR formats): its URL (None: the
+    # project's own, `streamjoin registry start`) and HTTP basic auth as "user:password".
+    schema_registry_url: str | None = None
+    schema_registry_auth: str | None = field(default=None, repr=False)
 
     @property
     def delta_root(self) -> Path:
@@ -87,6 +91,8 @@ class Settings:
             broker_kind=choice_from_env(env, "STREAMJOIN_BROKER_KIND", BrokerKind, BrokerKind.TANSU),
             broker_keystore=Path(env["STREAMJOIN_BROKER_KEYSTORE"]).resolve() if env.get("STREAMJOIN_BROKER_KEYSTORE") else None,
             broker_keystore_password=env.get("STREAMJOIN_BROKER_KEYSTORE_PASSWORD") or None,
+            schema_registry_url=env.get("STREAMJOIN_SCHEMA_REGISTRY_URL") or None,
+            schema_registry_auth=env.get("STREAMJOIN_SCHEMA_REGISTRY_AUTH") or None,
             **security,
         )
 

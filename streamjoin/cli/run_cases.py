@@ -33,6 +33,11 @@ def run(args) -> int:
     else:
         settings = short_lived(Settings.from_env())  # a case run is many small queries, then ends
         runner = CaseRunner(get_spark(settings, "streamjoin-cases"), ensure_bootstrap(settings), settings)
+    if any(c.needs_registry for c in cases):
+        from streamjoin.registry.service import ensure
+        from streamjoin.runner.registry_cases import CaseRegistry
+
+        runner.case_registry = CaseRegistry(ensure(Settings.from_env()))
     passed = failed = 0
     try:
         for result in runner.run_all(cases, args.parallel):

@@ -4,16 +4,36 @@ declaration and sink against these rules, so a format that cannot work fails at 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from streamjoin.dialect.types import SqlType
 
-KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE")
+# Formats whose records are written with a schema kept in a Confluent-compatible schema registry
+# (a magic byte and the schema id before the payload), and PROTOBUF_NOSR: protobuf without the
+# registry, its message made from the columns. (streamjoin.serde.registry_codecs)
+REGISTRY_FORMATS = ("AVRO", "PROTOBUF", "JSON_SR")
+SCHEMA_FORMATS = REGISTRY_FORMATS + ("PROTOBUF_NOSR",)
+KEY_FORMATS = ("KAFKA", "JSON", "DELIMITED", "NONE") + SCHEMA_FORMATS
 # Flink's changelog formats written by CDC tools (streamjoin.serde.changelog): value formats whose
 # records are row changes of a table; such a source's key is its row's primary key, read from the
 # value's envelope (its key format is the value format).
 CHANGELOG_FORMATS = ("DEBEZIUM-JSON", "CANAL-JSON", "MAXWELL-JSON")
-VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA") + CHANGELOG_FORMATS
+VALUE_FORMATS = ("JSON", "DELIMITED", "KAFKA") + SCHEMA_FORMATS + CHANGELOG_FORMATS
+# Flink's names of the same formats ('format' = 'avro-confluent')
+FORMAT_ALIASES = {"AVRO-CONFLUENT": "AVRO"}
+
+
+@dataclass(frozen=True)
+class SchemaRefs:
+    """A declaration's registered schemas: KEY_SCHEMA_ID / VALUE_SCHEMA_ID (the schema to read and
+    write with, instead of the subject's latest) and KEY_SCHEMA_FULL_NAME / VALUE_SCHEMA_FULL_NAME
+    (the message within a PROTOBUF schema that holds several)."""
+
+    key_id: int | None = None
+    value_id: int | None = None
+    key_name: str | None = None
+    value_name: str | None = None
 KAFKA_TYPES = ("INT", "BIGINT", "DOUBLE", "STRING", "BYTES")  # Kafka's standard serializers
 
 

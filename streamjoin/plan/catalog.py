@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from streamjoin.dialect.formats import SchemaRefs
 from streamjoin.dialect.types import SqlType
 from streamjoin.plan.lookup_spec import JdbcTable
 from streamjoin.plan.startup import EARLIEST, Startup
@@ -57,6 +58,7 @@ class SourceDef:
     # 'value.source.timestamp' ...): (column, metadata key).
     metadata_columns: tuple[tuple[str, str], ...] = ()
     wrap_single_key: bool = False  # a JSON key of one column is an object (Flink's 'key.format'), not the bare value
+    schemas: SchemaRefs = SchemaRefs()  # KEY_SCHEMA_ID, VALUE_SCHEMA_ID, *_SCHEMA_FULL_NAME (registry formats)
     # Flink connector options (plan.connectors): a table kept in PostgreSQL, read by lookup joins
     # (no topic); where a first run starts reading the topic; the Kafka cluster the options name.
     lookup: JdbcTable | None = None

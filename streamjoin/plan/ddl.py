@@ -19,6 +19,7 @@ from streamjoin.dialect.durations import interval_millis
 from streamjoin.dialect.flavours import Flavour
 from streamjoin.dialect.formats import (
     CHANGELOG_FORMATS,
+    FORMAT_ALIASES,
     RECORD_TIMESTAMP,
     event_time_problem,
     format_problem,
@@ -28,7 +29,7 @@ from streamjoin.dialect.formats import (
 from streamjoin.dialect.nodes import CreateRelation, SourceColumn
 from streamjoin.dialect.types import SqlType, TypeSyntaxError
 from streamjoin.plan import conditions as cond
-from streamjoin.plan import kafka_keys
+from streamjoin.plan import kafka_keys, registry_columns
 from streamjoin.plan.catalog import SourceDef, SourceWindow
 from streamjoin.plan.connectors import read_connector_options
 from streamjoin.plan.scope import Context
@@ -88,6 +89,7 @@ class Properties:
         names it, else at `fallback` (what brought the columns)."""
         names = self.format_names(ctx.flavour, side)
         fmt = (self.get(*names) or default or ("KAFKA" if side == "key" else "JSON")).upper()
+        fmt = FORMAT_ALIASES.get(fmt, fmt)
         problem = format_problem(side, fmt, columns)
         if problem:
             where = self.written(*names)
@@ -152,6 +154,7 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
     props = Properties.of(create)
     connector = read_connector_options(ctx, props, props.values, create.this)
     columns, keys, metadata, proctime, headers = _columns(ctx, create)
+    columns, keys = registry_columns.with_inferred(ctx, name, props, create.this, columns, keys)
     if not columns:
         raise ctx.error("no-columns", f"{name} declares no columns: list them, e.g. CREATE STREAM {name} "
                         "(id STRING KEY, v INT) WITH (...)", create.this)
@@ -187,6 +190,7 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
                          value_delimiter=props.get("value_delimiter") or ",",
                          timestamp_format=timestamp_format, window=props.window(ctx, create.this),
                          header_columns=tuple(headers), metadata_columns=from_envelope,
+                         schemas=registry_columns.schema_refs(ctx, props),
                          wrap_single_key=kafka_keys.key_is_row(props), lookup=connector.lookup,
                          startup=connector.startup, bootstrap=connector.bootstrap)
     except ValueError as error:

@@ -131,6 +131,15 @@ class Case:
     expected_schema: dict | None = None
     notes: str = ""
     file: str | None = None
+    # How records are encoded on each topic, schemas registered before `setup`, and what sources
+    # must look like afterwards (../shared/conformance/README.md; runner.registry_cases)
+    formats: dict | None = None
+    registry: tuple[dict, ...] = ()
+    expected_sources: tuple[dict, ...] = ()
+
+    @property
+    def needs_registry(self) -> bool:
+        return bool(self.registry) or bool((self.formats or {}).get("schema_registry"))
 
     @classmethod
     def from_json(cls, data: dict, file: str | None = None) -> "Case":
@@ -156,6 +165,8 @@ class Case:
                                                                   error.get("match", "substrings")),
             expected_partitioning=data.get("expected_partitioning"),
             expected_schema=data.get("expected_schema"), notes=data.get("notes", ""), file=file,
+            formats=data.get("formats"), registry=tuple(data.get("registry") or ()),
+            expected_sources=tuple(data.get("expected_sources") or ()),
         )
 
 

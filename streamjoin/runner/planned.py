@@ -3,7 +3,7 @@ that cases sharing topic names never see each other's records."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from streamjoin.runner.cases import Case, ExpectedRecord, InputRecord
@@ -33,6 +33,7 @@ class PlannedCase:
     prefix: str
     topic_partitions: dict[str, int]
     output_key_names: tuple[str, ...]
+    _serdes: dict[str, SerdeSpec] = field(default_factory=dict)
 
     @property
     def sink_topics(self) -> list[str]:
@@ -44,7 +45,9 @@ class PlannedCase:
         if source is None:
             raise ValueError(f"input for unknown {'source ' + record.source if record.source else 'topic ' + record.topic}")
         topic = self.prefix + source.topic
-        return topic, self.topic_partitions[topic], source_serde(source), record.key, record.value, record.ts or 0
+        serde = self._serdes.get(topic) or self._serdes.setdefault(  # one codec per topic (registry schemas)
+            topic, source_serde(replace(source, topic=topic)))  # its subjects are the prefixed topic's
+        return topic, self.topic_partitions[topic], serde, record.key, record.value, record.ts or 0
 
     def sink_serde(self, topic: str) -> SerdeSpec:
         return next(q.sink_serde for q in self.queries if q.sink.topic == topic)

@@ -28,6 +28,7 @@ from streamjoin.runner.compare import compare
 from streamjoin.kafka.records import ConsumedRecord, place
 from streamjoin.runner.wire import decode_output, misplaced
 from streamjoin.runner.planned import PlannedCase, plan_case
+from streamjoin.runner.registry_cases import CaseRegistry, source_problems
 from streamjoin.spark.query import run_available
 
 
@@ -45,8 +46,20 @@ class Runner:
     """Runs one case: plan it (a rejection is the verdict of a case that expects one), get the
     records its queries write (`outputs`, the subclass's way), compare them with `expected`."""
 
+    case_registry: CaseRegistry | None = None  # the schema registry of cases that need one
+
     def run(self, case: Case) -> CaseResult:
         prefix = self.topic_prefix()
+        if case.needs_registry and self.case_registry is not None:
+            prefix = prefix or f"case-{uuid.uuid4().hex[:8]}."  # its own subjects, also when run locally
+            try:
+                with self.case_registry.case(case, prefix):
+                    return self._run(case, prefix)
+            except Exception as error:  # noqa: BLE001 - the registry's set-up or clean-up, reported per case
+                return CaseResult(case.id, "ERROR", f"{type(error).__name__}: {error}".splitlines()[0][:500])
+        return self._run(case, prefix)
+
+    def _run(self, case: Case, prefix: str) -> CaseResult:
         try:
             planned = plan_case(case, topic_prefix=prefix)
         except Exception as error:  # noqa: BLE001 - any rejection is the case's verdict
@@ -98,6 +111,7 @@ def verdict(case: Case, planned: PlannedCase, consumed: dict[str, list[ConsumedR
             reasons.append(reason if len(planned.sink_topics) == 1 else f"{topic}: {reason}")
         if case.expected_partitioning == "murmur2":
             reasons.extend(misplaced(consumed.get(topic, []), planned.topic_partitions[topic]))
+    reasons.extend(source_problems(case, planned))
     if case.expected_schema is not None:
         want = [k.lower() for k in case.expected_schema.get("key", [])]
         got = [k.lower() for k in planned.output_key_names]

@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from streamjoin import plan as P
 from streamjoin.kinds import Kind
-from streamjoin.dialect.formats import CHANGELOG_FORMATS, FormatError
+from streamjoin.dialect.formats import CHANGELOG_FORMATS, SCHEMA_FORMATS, FormatError
 from streamjoin.dialect.types import ANY, TIMESTAMP, SqlType, parse_type
 from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
@@ -245,7 +245,7 @@ def source_serde(source: SourceDef) -> SerdeSpec:
                      window=source.window and window_kind(source.window.kind),
                      window_size_ms=source.window and source.window.size_ms,
                      header_columns=source.header_columns, metadata_columns=source.metadata_columns,
-                     wrap_single_key=source.wrap_single_key)
+                     wrap_single_key=source.wrap_single_key, topic=source.topic, schemas=source.schemas)
 
 
 def _static_type(expression: exp.Expression, scope: Scope) -> SqlType | None:
@@ -291,12 +291,13 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     # KAFKA keys hold one primitive of a known type; several columns, or an expression whose
     # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
     untyped = any(t is None for t in key_types[:len(key_columns)])  # a window's bounds are not key columns
-    key_format = "NONE" if not key_columns else ("JSON" if len(key_columns) > 1 or untyped else sink.key_format)
+    several = len(key_columns) > 1 and sink.key_format not in SCHEMA_FORMATS  # a registry format holds a record
+    key_format = "NONE" if not key_columns else ("JSON" if several or untyped else sink.key_format)
     window = sink.window
     serde = SerdeSpec(key_format, key_columns, sink.value_format, value_columns,
                       wrap_single_value=sink.wrap_single_value, wrap_single_key=sink.wrap_single_key,
                       window=window and window_kind(window.kind),
-                      window_size_ms=window and window.size_ms)
+                      window_size_ms=window and window.size_ms, topic=sink.topic, register_schemas=True)
     key = _output_key(tuple(project.key_columns)) if project.key_from_columns else None
     return SinkBinding(sink.topic, serde, _output_value(tuple(project.value_columns)), key,
                        timestamp_column=sink.timestamp)

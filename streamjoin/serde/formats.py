@@ -43,9 +43,13 @@ from streamjoin.serde.values import (
     struct_columns_writer,
     struct_writer,
 )
+from streamjoin.serde.registry_codecs import Registry, configured, registry_codec
 from streamjoin.dialect.formats import (
     CHANGELOG_FORMATS,
     READ_METADATA,
+    REGISTRY_FORMATS,
+    SCHEMA_FORMATS,
+    SchemaRefs,
     FormatError,
     event_time_problem,
     format_problem,
@@ -88,8 +92,17 @@ class SerdeSpec:
     # was read (READ_METADATA: filled by the task, `read_metadata`)
     metadata_columns: tuple[tuple[str, str], ...] = ()
     wrap_single_key: bool = False  # a JSON key of one column is an object of it (Flink's rows), not the bare value
+    # The registry formats (serde.registry_codecs): the topic (its subjects are <topic>-key and
+    # <topic>-value), the declaration's schema ids and names, the registry (default: the one this
+    # process configured), and whether a writer registers its columns' schema first (a sink's).
+    topic: str | None = None
+    schemas: SchemaRefs = SchemaRefs()
+    registry: Registry | None = None
+    register_schemas: bool = False
 
     def __post_init__(self) -> None:
+        if self.registry is None and {self.key_format.upper(), self.value_format.upper()} & set(REGISTRY_FORMATS):
+            object.__setattr__(self, "registry", configured())
         object.__setattr__(self, "key_format", self.key_format.upper())
         object.__setattr__(self, "value_format", self.value_format.upper())
         object.__setattr__(self, "delimiter", _DELIMITER_NAMES.get(self.delimiter.upper(), self.delimiter))
@@ -272,6 +285,11 @@ class _Codec:
         names = [n for n, _ in columns]
         if not columns or fmt == "NONE":
             return (lambda data: {}), (lambda values: None)
+        if fmt in SCHEMA_FORMATS:
+            spec, refs = self.spec, self.spec.schemas
+            return registry_codec(fmt, columns, side, bare_single and len(columns) == 1, spec.topic, spec.registry,
+                                  refs.key_id if side == "key" else refs.value_id,
+                                  refs.key_name if side == "key" else refs.value_name, spec.register_schemas)
         if fmt == "DELIMITED":
             return delimited_codec(columns, self.spec.delimiter, side)
         if fmt == "KAFKA" or (fmt == "JSON" and bare_single and len(columns) == 1):

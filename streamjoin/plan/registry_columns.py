@@ -1,0 +1,62 @@
+"""A ksqlDB declaration's registered schemas: KEY_SCHEMA_ID / VALUE_SCHEMA_ID and the
+*_SCHEMA_FULL_NAME properties (`SchemaRefs`), and the columns inferred from the registry for a
+side (key or value) in a registry format whose columns the declaration does not list."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sqlglot import exp
+
+from streamjoin.dialect.formats import FORMAT_ALIASES, REGISTRY_FORMATS, SchemaRefs
+from streamjoin.dialect.types import SqlType
+from streamjoin.plan import inference
+from streamjoin.plan.scope import Context
+
+INFERRED_KEY = "ROWKEY"  # the column a key schema of one primitive gives (ksqlDB's name)
+
+
+def schema_refs(ctx: Context, props: Any) -> SchemaRefs:
+    ids = {}
+    for side in ("key", "value"):
+        raw = props.get(f"{side}_schema_id")
+        if raw is not None and not re.fullmatch(r"\d+", str(raw)):
+            raise ctx.error("property-value", f"{side.upper()}_SCHEMA_ID is a schema id (a whole number), not {raw!r}",
+                            props.written(f"{side}_schema_id"))
+        ids[side] = None if raw is None else int(raw)
+    return SchemaRefs(ids["key"], ids["value"], props.get("key_schema_full_name"), props.get("value_schema_full_name"))
+
+
+def side_format(ctx: Context, props: Any, side: str) -> str:
+    fmt = (props.get(*props.format_names(ctx.flavour, side)) or ("KAFKA" if side == "key" else "JSON")).upper()
+    return FORMAT_ALIASES.get(fmt, fmt)
+
+
+def with_inferred(ctx: Context, name: str, props: Any, where: exp.Expr, columns: dict[str, SqlType],
+                  keys: dict[str, exp.Expr]) -> tuple[dict[str, SqlType], dict[str, exp.Expr]]:
+    """`columns` and `keys` with those the registry gives a side in a registry format that the
+    declaration lists no column of: key columns first, then the declared ones, then value columns."""
+    refs = schema_refs(ctx, props)
+    topic = props.get("kafka_topic", "topic") or name
+    inferred_keys: dict[str, SqlType] = {}
+    key_format, value_format = side_format(ctx, props, "key"), side_format(ctx, props, "value")
+    if key_format in REGISTRY_FORMATS and not keys:
+        found = _read(ctx, topic, "key", key_format, refs.key_id, refs.key_name, where)
+        if found and len(found) == 1 and refs.key_name is None:
+            found = [(INFERRED_KEY if key_format != "PROTOBUF" else found[0][0], found[0][1])]
+        inferred_keys = dict(found or [])
+    if value_format in REGISTRY_FORMATS and all(c in keys for c in columns):
+        found = _read(ctx, topic, "value", value_format, refs.value_id, refs.value_name, where)
+        columns = {**columns, **{c: t for c, t in found or [] if c not in columns and c not in inferred_keys}}
+    return {**inferred_keys, **columns}, {**{k: where for k in inferred_keys}, **keys}
+
+
+def _read(ctx: Context, topic: str, side: str, fmt: str, schema_id: int | None, full_name: str | None,
+          where: exp.Expr) -> list[tuple[str, SqlType]] | None:
+    try:
+        return inference.inferred(topic, side, fmt, schema_id, full_name)
+    except Exception as error:  # noqa: BLE001 - a registry's or a schema's failure, reported at the declaration
+        subject = f"schema id {schema_id}" if schema_id is not None else f"subject {topic}-{side}"
+        raise ctx.error("schema-inference", f"cannot read the {side} columns from the schema registry "
+                        f"({subject}): {str(error).splitlines()[0][:200]}", where) from None
