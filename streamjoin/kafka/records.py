@@ -80,9 +80,17 @@ def place(topic: str, partitions: int, serde: SerdeSpec, key: Any, value: Any, t
 
     key_parts = None if key is None or not serde.key_columns else _key_tuple(serde, key) + tuple(window or ())
     key_bytes = None if key_parts is None else encode_key(serde, key_parts)
-    value_bytes = None if value is None else encode_value(serde, _value_row(serde, value, ts))
+    if isinstance(key, str) and serde.key_format == "DELIMITED" and window is None:
+        key_bytes = key.encode("utf-8")  # DELIMITED given as its text: written unchanged
+    value_bytes = None if value is None else value.encode("utf-8") if _is_text(serde, value) else \
+        encode_value(serde, _value_row(serde, value, ts))
     partition = sequence % partitions if key_bytes is None else default_partition(key_bytes, partitions)
     return Placed(topic, partition, OutRecord(key_bytes, value_bytes, ts, tuple(headers), partition))
+
+
+def _is_text(serde: SerdeSpec, value: Any) -> bool:
+    """A DELIMITED value given as its text (the cases' form): its UTF-8 bytes are the record's."""
+    return isinstance(value, str) and serde.value_format == "DELIMITED"
 
 
 def _key_tuple(serde: SerdeSpec, key: Any) -> tuple:

@@ -88,7 +88,7 @@ class Properties:
         checked against the columns it holds: a positioned `format` error at the property that
         names it, else at `fallback` (what brought the columns)."""
         names = self.format_names(ctx.flavour, side)
-        fmt = (self.get(*names) or default or ("KAFKA" if side == "key" else "JSON")).upper()
+        fmt = (self.get(*names) or default or registry_columns.default_format(ctx, side)).upper()
         fmt = FORMAT_ALIASES.get(fmt, fmt)
         problem = format_problem(side, fmt, columns)
         if problem:

@@ -28,8 +28,16 @@ def schema_refs(ctx: Context, props: Any) -> SchemaRefs:
     return SchemaRefs(ids["key"], ids["value"], props.get("key_schema_full_name"), props.get("value_schema_full_name"))
 
 
+def default_format(ctx: Context, side: str) -> str:
+    """`side`'s format where a statement names none: ksqlDB's `ksql.persistence.default.format.key`
+    / `.value` (a SET or a case property), else KAFKA for a key and JSON for a value."""
+    name = f"ksql.persistence.default.format.{side}"
+    given = ctx.settings.get(name) or (ctx.settings.get("properties") or {}).get(name)
+    return str(given).upper() if given else ("KAFKA" if side == "key" else "JSON")
+
+
 def side_format(ctx: Context, props: Any, side: str) -> str:
-    fmt = (props.get(*props.format_names(ctx.flavour, side)) or ("KAFKA" if side == "key" else "JSON")).upper()
+    fmt = (props.get(*props.format_names(ctx.flavour, side)) or default_format(ctx, side)).upper()
     return FORMAT_ALIASES.get(fmt, fmt)
 
 
