@@ -94,6 +94,20 @@ class Engine:
     def run(self, query: Query, mode: RunMode | None = None, stop_after_s: float | None = None,
             on_progress: Callable[[RunReport], None] | None = None,
             on_data_loss: DataLossPolicy | None = None) -> RunReport:
+        """`_run` (below); a query that failed because its brokers went away says that in one
+        line naming them (KafkaUnreachable, after asking them once more within the timeout),
+        whichever client noticed first and however Spark reported it."""
+        from streamjoin.spark.query import QueryFailed
+
+        try:
+            return self._run(query, mode, stop_after_s, on_progress, on_data_loss)
+        except QueryFailed:
+            self._connect()
+            raise
+
+    def _run(self, query: Query, mode: RunMode | None = None, stop_after_s: float | None = None,
+             on_progress: Callable[[RunReport], None] | None = None,
+             on_data_loss: DataLossPolicy | None = None) -> RunReport:
         """Run the query from its checkpoint: `available_now` processes everything new then stops;
         `continuous` runs with a processing-time trigger until `stop_after_s` (or until stopped),
         calling `on_progress(report)` after each batch. `on_data_loss` (default: the settings')
