@@ -7,6 +7,8 @@ expensive ones, so it starts neither the broker nor Spark.
 - spark: one SparkSession per test session (streamjoin data sources registered); stopped at end.
 - spark_connect: the server state of one Spark Connect server per test session (as `make ui`
   starts it), for the tests of runs that connect to a shared Spark; stopped at the end.
+- schema_registry: the project's schema registry (streamjoin.registry), one per test session,
+  made the default of the SerdeSpecs the session builds (`Registry`: url, auth); stopped at the end.
 - tmp_delta_root: a fresh directory for Delta tables.
 - unique_topic: a topic name no other test uses (the broker is shared).
 - conformance_dir: ../shared/conformance (read at test time, never copied).
@@ -55,6 +57,26 @@ def kafka_bootstrap(streamjoin_home) -> str:
     state = broker.start(settings, detached=False)  # dies with this process if it is killed
     yield state.bootstrap
     broker.stop(settings)
+
+
+@pytest.fixture(scope="session")
+def schema_registry(streamjoin_home):
+    from streamjoin.registry import service
+    from streamjoin.serde.registry_codecs import Registry, configure
+    from streamjoin.settings import Settings
+
+    settings = Settings.from_env()
+    if settings.schema_registry_url:
+        registry = Registry(settings.schema_registry_url, settings.schema_registry_auth)
+        configure(registry)
+        yield registry
+        return
+    state = service.start(settings, detached=False)  # dies with this process if it is killed
+    registry = Registry(state.url)
+    configure(registry)
+    yield registry
+    configure(None)
+    service.stop(settings)
 
 
 @pytest.fixture(scope="session")

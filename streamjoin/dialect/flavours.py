@@ -68,6 +68,9 @@ class Flavour:
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
     table_requires_primary_key: bool = False  # CREATE TABLE must name its PRIMARY KEY (tables join on keys)
     format_property_covers_key: bool = False  # WITH (FORMAT=...) sets the key format too (else value only)
+    # AVRO, PROTOBUF, JSON_SR, PROTOBUF_NOSR name the schema-registry formats (ksqlDB's names);
+    # elsewhere only 'avro-confluent' does (Flink's plain 'avro' has no registry)
+    registry_format_names: bool = False
     # a persistent query's sink takes the formats of the first source in its FROM unless it names
     # its own (else the default KAFKA key and JSON value)
     sink_formats_from_source: bool = False
@@ -145,6 +148,7 @@ class Ksqldb(Flavour):
     create_kind_must_match = True
     table_requires_primary_key = True
     format_property_covers_key = True
+    registry_format_names = True
     sink_formats_from_source = True
     header_columns = True
     join_model = JoinModel.KEYED

@@ -89,8 +89,9 @@ class Properties:
         names it, else at `fallback` (what brought the columns)."""
         names = self.format_names(ctx.flavour, side)
         fmt = (self.get(*names) or default or registry_columns.default_format(ctx, side)).upper()
+        problem = registry_columns.flavour_problem(ctx, side, fmt)
         fmt = FORMAT_ALIASES.get(fmt, fmt)
-        problem = format_problem(side, fmt, columns)
+        problem = problem or format_problem(side, fmt, columns)
         if problem:
             where = self.written(*names)
             raise ctx.error("format", problem, where if where is not None else fallback)

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from streamjoin.dialect.formats import FORMAT_ALIASES, REGISTRY_FORMATS, SchemaRefs
+from streamjoin.dialect.formats import FORMAT_ALIASES, REGISTRY_FORMATS, SCHEMA_FORMATS, SchemaRefs
 from streamjoin.dialect.types import SqlType
 from streamjoin.plan import inference
 from streamjoin.plan.scope import Context
@@ -34,6 +34,14 @@ def default_format(ctx: Context, side: str) -> str:
     name = f"ksql.persistence.default.format.{side}"
     given = ctx.settings.get(name) or (ctx.settings.get("properties") or {}).get(name)
     return str(given).upper() if given else ("KAFKA" if side == "key" else "JSON")
+
+
+def flavour_problem(ctx: Context, side: str, fmt: str) -> str | None:
+    """Why `fmt` is no format name in this flavour (ksqlDB's registry format names elsewhere)."""
+    if fmt in SCHEMA_FORMATS and not ctx.flavour.registry_format_names:
+        return (f"unknown {side} format {fmt!r}: in this flavour a schema registry's Avro is 'avro-confluent' "
+                "(a format without a registry is not supported)")
+    return None
 
 
 def side_format(ctx: Context, props: Any, side: str) -> str:

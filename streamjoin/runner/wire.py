@@ -21,7 +21,8 @@ def decode_output(records: list[ConsumedRecord], serde: SerdeSpec) -> list[Outpu
         parts, window = decoded.key, None
         if parts is not None and serde.window is not None:
             parts, window = parts[:-2], parts[-2:]
-        key = None if parts is None else (parts[0] if len(parts) == 1 else
+        # a PROTOBUF key is a message: an object of its fields, one column or several
+        key = None if parts is None else (parts[0] if len(parts) == 1 and serde.key_format != "PROTOBUF" else
                                           dict(zip((n for n, _ in serde.key_columns), parts)))
         value = _plain(decoded.value, serde)
         if serde.key_format == "DELIMITED" and r.key is not None and window is None:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
-from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -29,8 +27,8 @@ from streamjoin.plan import inference
 from streamjoin.plan.registry_columns import INFERRED_KEY
 from streamjoin.serde.protoschema import columns_proto, file_message_class
 from streamjoin.serde.registry_schemas import SCHEMA_TYPES, inferred_columns, proto_file, schema_for
-from streamjoin.serde.time import datetime_to_millis
-from streamjoin.serde.values import DecodeError, EncodeError, json_reader, struct_reader
+from streamjoin.serde.registry_values import avro_shaper, json_shaper, message_of, message_reader, payload_reader
+from streamjoin.serde.values import DecodeError, EncodeError
 
 Columns = Sequence[tuple[str, SqlType]]
 
@@ -122,14 +120,14 @@ def registry_codec(fmt: str, columns: Columns, side: str, bare: bool, topic: str
     format. Built lazily: the registry is asked on the first record, in the task."""
     if fmt == "PROTOBUF_NOSR":
         cls = file_message_class(proto_file(columns_proto(PROTO_NOSR, columns)).SerializeToString())
-        read_message = _message_reader(columns, side)
-        return (lambda data: read_message(_parsed(cls, data, side))), (lambda values: _message(cls, columns, values)
+        read_message = message_reader(columns, side)
+        return (lambda data: read_message(_parsed(cls, data, side))), (lambda values: message_of(cls, columns, values)
                                                                       .SerializeToString())
     if registry is None:
         raise EncodeError("no schema registry is configured: set STREAMJOIN_SCHEMA_REGISTRY_URL, or start the "
                           "project's own with `streamjoin registry start`")
     state: dict[str, Any] = {}
-    read_fields = _message_reader(columns, side) if fmt == "PROTOBUF" else _payload_reader(columns, side)
+    read_fields = message_reader(columns, side) if fmt == "PROTOBUF" else payload_reader(columns, side)
 
     def read(data: bytes) -> dict | None:
         decode = state.get("decode") or state.setdefault("decode", _decoder(fmt, registry, topic, side, full_name))
@@ -180,205 +178,12 @@ def _encoder(fmt: str, registry: Registry, topic: str | None, side: str, columns
     if fmt == "PROTOBUF":
         cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), full_name)
         serializer = ProtobufSerializer(cls, sr, {**conf, "use.deprecated.format": False})
-        return lambda values: serializer(_message(cls, columns, values), ctx)
+        return lambda values: serializer(message_of(cls, columns, values), ctx)
     parsed = json.loads(schema.schema_str)
     if fmt == "AVRO":
         serializer = AvroSerializer(sr, schema.schema_str, conf=conf)
-        shape = _avro_shaper(parsed, columns)
+        shape = avro_shaper(parsed, columns)
     else:
         serializer = JSONSerializer(schema.schema_str, sr, conf=conf)
-        shape = _json_shaper(parsed, columns)
+        shape = json_shaper(parsed, columns)
     return lambda values: serializer(shape(values), ctx)
-
-
-# ---- records -> columns ----------------------------------------------------------------------------
-
-def _payload_reader(columns: Columns, side: str) -> Callable[[Any], dict]:
-    """A decoded record (a dict of fields, or one bare value) -> {column: value}."""
-    read_struct = struct_reader(tuple(columns), path=side)
-    only = columns[0] if len(columns) == 1 else None
-    read_only = json_reader(only[1]) if only else None
-
-    def read(payload: Any) -> dict:
-        payload = _plain(payload)
-        if only is not None:
-            if not isinstance(payload, dict) or (only[1].name == "STRUCT" and not _has(payload, only[0])):
-                return {only[0]: read_only(payload, f"{side}.{only[0]}")}
-            if not _has(payload, only[0]) and len(payload) == 1:  # a one-field record of another name
-                return {only[0]: read_only(next(iter(payload.values())), f"{side}.{only[0]}")}
-        return read_struct(payload, side)
-    return read
-
-
-def _has(payload: dict, name: str) -> bool:
-    return any(str(k).lower() == name.lower() for k in payload)
-
-
-def _plain(value: Any) -> Any:
-    """Decoded values as the JSON readers take them: times as epoch milliseconds."""
-    if isinstance(value, datetime):
-        return datetime_to_millis(value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _message_reader(columns: Columns, side: str) -> Callable[[Any], dict]:
-    read = _payload_reader(columns, side)
-    return lambda message: read(_message_dict(message))
-
-
-def _message_dict(message) -> dict:
-    out = {}
-    for field in message.DESCRIPTOR.fields:
-        value = getattr(message, field.name)
-        inner = field.message_type
-        if inner is not None and inner.GetOptions().map_entry:
-            is_message = inner.fields_by_name["value"].message_type is not None
-            out[field.name] = {k: _message_dict(v) if is_message else v for k, v in value.items()}
-        elif field.label == field.LABEL_REPEATED:
-            out[field.name] = [_message_dict(v) if inner is not None else v for v in value]
-        elif inner is not None:
-            out[field.name] = _message_dict(value) if message.HasField(field.name) else None
-        else:
-            out[field.name] = value
-    return out
-
-
-# ---- columns -> records ------------------------------------------------------------------------------
-
-def _message(cls, columns: Columns, values: Sequence[Any]):
-    message = cls()
-    _fill(message, dict(zip((n for n, _ in columns), values)))
-    return message
-
-
-def _fill(message, row: dict) -> None:
-    fields = {f.name.lower(): f for f in message.DESCRIPTOR.fields}
-    for name, value in row.items():
-        field = fields.get(str(name).lower())
-        if field is None and len(row) == 1 and len(fields) == 1:
-            field = next(iter(fields.values()))
-        if field is None or value is None:
-            continue
-        inner, target = field.message_type, getattr(message, field.name)
-        if inner is not None and inner.GetOptions().map_entry:
-            value_field = inner.fields_by_name["value"]
-            for k, v in value.items():
-                if v is None:
-                    continue
-                if value_field.message_type is not None:
-                    _fill(target[k], v)
-                else:
-                    target[_scalar(inner.fields_by_name["key"], k)] = _scalar(value_field, v)
-        elif field.label == field.LABEL_REPEATED:
-            for v in value:
-                _fill(target.add(), v) if inner is not None else target.append(_scalar(field, v))
-        elif inner is not None:
-            _fill(target, value)
-        else:
-            setattr(message, field.name, _scalar(field, value))
-
-
-def _scalar(field, value: Any) -> Any:
-    kind = field.cpp_type
-    if kind == field.CPPTYPE_STRING:
-        if field.type == field.TYPE_BYTES:
-            return value if isinstance(value, (bytes, bytearray)) else _b64(value)
-        return value if isinstance(value, str) else str(value)
-    if kind in (field.CPPTYPE_INT32, field.CPPTYPE_INT64, field.CPPTYPE_UINT32, field.CPPTYPE_UINT64):
-        return datetime_to_millis(value) if isinstance(value, datetime) else int(value)
-    if kind in (field.CPPTYPE_FLOAT, field.CPPTYPE_DOUBLE):
-        return float(value)
-    if kind == field.CPPTYPE_BOOL:
-        return bool(value)
-    if kind == field.CPPTYPE_ENUM:
-        return field.enum_type.values_by_name[value].number if isinstance(value, str) else int(value)
-    return value
-
-
-def _b64(value: Any) -> bytes:
-    import base64
-
-    return base64.b64decode(value)
-
-
-def _non_null(schema: Any) -> Any:
-    if isinstance(schema, list):
-        rest = [s for s in schema if s != "null"]
-        return rest[0] if len(rest) == 1 else schema
-    if isinstance(schema, dict) and "oneOf" in schema:
-        rest = [s for s in schema["oneOf"] if s.get("type") != "null"]
-        return rest[0] if len(rest) == 1 else schema
-    return schema
-
-
-def _avro_shaper(schema: Any, columns: Columns) -> Callable[[Sequence[Any]], Any]:
-    names = [n for n, _ in columns]
-    inner = _non_null(schema)
-    if isinstance(inner, dict) and inner.get("type") == "record" and not (
-            len(columns) == 1 and columns[0][1].name == "STRUCT" and not _named(inner, names[0])):
-        return lambda values: _avro_value(dict(zip(names, values)), inner)
-    return lambda values: _avro_value(values[0], schema)
-
-
-def _named(record: dict, name: str) -> bool:
-    return any(f["name"].lower() == name.lower() for f in record["fields"])
-
-
-def _avro_value(value: Any, schema: Any) -> Any:
-    if value is None:
-        return None
-    schema = _non_null(schema)
-    kind = schema.get("type") if isinstance(schema, dict) else schema
-    if kind == "record":
-        lowered = {str(k).lower(): v for k, v in value.items()}
-        return {f["name"]: _avro_value(lowered.get(f["name"].lower()), f["type"]) for f in schema["fields"]}
-    if kind == "array":
-        return [_avro_value(v, schema["items"]) for v in value]
-    if kind == "map":
-        return {str(k): _avro_value(v, schema["values"]) for k, v in value.items()}
-    if isinstance(schema, dict) and schema.get("logicalType") == "decimal":
-        return value if isinstance(value, Decimal) else Decimal(str(value))
-    if kind in ("bytes", "fixed") and isinstance(value, str):
-        return _b64(value)
-    if kind in ("int", "long") and not isinstance(value, (int, datetime)):
-        return int(value)
-    if kind in ("double", "float") and not isinstance(value, float):
-        return float(value)
-    if kind == "string" and not isinstance(value, str):
-        return str(value)
-    return value
-
-
-def _json_shaper(schema: Any, columns: Columns) -> Callable[[Sequence[Any]], Any]:
-    names = [n for n, _ in columns]
-    inner = _non_null(schema)
-    if isinstance(inner, dict) and "properties" in inner and not (
-            len(columns) == 1 and columns[0][1].name == "STRUCT" and not _has(inner["properties"], names[0])):
-        return lambda values: _json_value(dict(zip(names, values)), inner)
-    return lambda values: _json_value(values[0], schema)
-
-
-def _json_value(value: Any, schema: Any) -> Any:
-    if value is None:
-        return None
-    schema = _non_null(schema) if isinstance(schema, dict) else {}
-    if isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        names = {p.lower(): p for p in properties}
-        return {names.get(str(k).lower(), k): _json_value(v, properties.get(names.get(str(k).lower(), ""), {}))
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_value(v, schema.get("items") or {}) for v in value]
-    if isinstance(value, Decimal):
-        return int(value) if schema.get("type") == "integer" else float(value)
-    if isinstance(value, datetime):
-        return datetime_to_millis(value)
-    if isinstance(value, (bytes, bytearray)):
-        import base64
-
-        return base64.b64encode(bytes(value)).decode("ascii")
-    return value

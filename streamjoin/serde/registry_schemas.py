@@ -198,6 +198,8 @@ def _from_json(schema: dict) -> SqlType:
     if kind == "object":
         return SqlType.parse(f"MAP<STRING, {_from_json(schema.get('additionalProperties', {'type': 'string'}))}>")
     names = {"number": "DOUBLE", "string": "STRING", "boolean": "BOOLEAN"}
+    if kind == "string" and schema.get("connect.type") == "bytes":
+        return SqlType.parse("BYTES")
     if kind not in names:
         raise SchemaError(f"a JSON Schema {json.dumps(schema)[:60]} has no SQL type")
     return SqlType.parse(names[kind])

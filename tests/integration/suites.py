@@ -11,8 +11,14 @@ from streamjoin.runner.run import CaseResult, CaseRunner
 from streamjoin.settings import Settings
 
 
-def run_through_the_real_path(spark, kafka_bootstrap: str, cases: list[Case], label: str) -> dict[str, CaseResult]:
+def run_through_the_real_path(spark, kafka_bootstrap: str, cases: list[Case], label: str,
+                              registry=None) -> dict[str, CaseResult]:
+    """`registry`: the schema registry (serde.registry_codecs.Registry) of cases that need one."""
     runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
+    if registry is not None:
+        from streamjoin.runner.registry_cases import CaseRegistry
+
+        runner.case_registry = CaseRegistry(registry)
     try:
         results = {r.case_id: r for r in runner.run_all(cases, parallel=3)}
     finally:

@@ -36,6 +36,7 @@ SWITCHES = {
     "ddl_kind_from_key": (False, True, False, False),
     "table_requires_primary_key": (True, False, True, False),
     "format_property_covers_key": (True, False, False, False),
+    "registry_format_names": (True, False, False, False),
     "sink_formats_from_source": (True, False, False, False),
     "multi_column_key_format": (None, "JSON", None, None),
     "header_columns": (True, False, False, False),

@@ -261,7 +261,7 @@ SPEC_ERRORS = [
     Case(({"a": "INT", "b": "INT", "v": "INT"}, ["a", "b"], {}), Err("KAFKA format holds a single column")),
     Case(({"k": "INT", "v": "INT"}, ["k"], {"key_format": "NONE"}), Err("'NONE' cannot have key columns")),
     Case(({"v": "ARRAY<INT>"}, [], {"value_format": "DELIMITED"}), Err("DELIMITED does not support ARRAY")),
-    Case(({"v": "INT"}, [], {"value_format": "AVRO"}), Err("unknown value format 'AVRO'")),
+    Case(({"v": "INT"}, [], {"value_format": "PARQUET"}), Err("unknown value format 'PARQUET'")),
     Case(({"v": "INT"}, [], {"timestamp": "t"}), Err("timestamp column 't' is not a column")),
     Case(({"v": "STRING"}, [], {"timestamp": "v"}), Err("must be TIMESTAMP or BIGINT")),
     Case(({"v": "BIGINT"}, [], {"timestamp": "v", "timestamp_format": "yyyy"}), Err("must be a STRING")),
