@@ -8,9 +8,11 @@ tables under `settings.delta_root`: `<query>` and `<query>-dead-letters`.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import time
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
@@ -21,6 +23,7 @@ import pyarrow.compute as pc
 from streamjoin.app import identity
 from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
 from streamjoin.app.project import Query
+from streamjoin.app.startup import starting_offsets
 from streamjoin.delta.tables import replace_range
 from streamjoin.kafka import admin, offsets
 from streamjoin.kafka.offsets import DataLossError, TopicPartition  # noqa: F401 - DataLossError: what a run raises
@@ -28,12 +31,21 @@ from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_
 from streamjoin.kafka.embedded import ensure_bootstrap
 from streamjoin.kinds import RUN_MODES, DataLossPolicy, RunMode
 from streamjoin.plan import nodes as P
+from streamjoin.plan.lookup_join import query_bootstrap
 from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.report import RunReport  # what a run returns, for the callers of this facade
 from streamjoin.settings import Settings
 
 MODES = RUN_MODES
 ON_DATA_LOSS = offsets.ON_DATA_LOSS  # fail | earliest | latest: see Engine.run
+
+
+def _on_its_cluster(method):
+    """`method` run by the engine of the query's Kafka cluster (`Engine.on_cluster`)."""
+    @functools.wraps(method)
+    def on_cluster(self, query, *args, **kwargs):
+        return method(self.on_cluster(query), query, *args, **kwargs)
+    return on_cluster
 
 
 class Engine:
@@ -68,6 +80,22 @@ class Engine:
         return {**spark_options(self.settings, self.bootstrap),
                 "streamjoin.onDataLoss": on_data_loss or self.settings.on_data_loss}
 
+    def on_cluster(self, query: Query) -> "Engine":
+        """This engine, or, when the query's tables name another Kafka cluster
+        (`'properties.bootstrap.servers'`), one on that cluster sharing this one's Spark."""
+        servers = next((b for sub in query.compiled if (b := query_bootstrap(sub.sink))), None)
+        if servers is None or servers == self.bootstrap:
+            return self
+        return Engine(replace(self.settings, kafka_bootstrap=servers), lambda: self.spark)
+
+    def _source_options(self, query: Query, sub, policy: str) -> dict[str, str]:
+        """The Spark source options of `sub`; before its checkpoint holds offsets, where each input
+        starts, as its table's 'scan.startup.mode' says (app.startup)."""
+        options = self.kafka_options(policy)
+        if not _checkpoint_offsets(self.checkpoint_root(query) / sub.name):
+            options["startingOffsets"] = starting_offsets(sub, self.client_config)
+        return options
+
     def _connect(self) -> None:
         """One quick metadata request first, so a broker outage is one line naming the servers
         (KafkaUnreachable) rather than a timeout deep inside a Spark query."""
@@ -91,6 +119,7 @@ class Engine:
         wanted[self.dead_letter_topic(query)] = 1
         admin.create_topics(self.bootstrap, wanted, settings=self.settings)
 
+    @_on_its_cluster
     def run(self, query: Query, mode: RunMode | None = None, stop_after_s: float | None = None,
             on_progress: Callable[[RunReport], None] | None = None,
             on_data_loss: DataLossPolicy | None = None) -> RunReport:
@@ -134,7 +163,7 @@ class Engine:
             is_main = sub is query.compiled[-1]
             target = SinkTarget(table=DeltaOutput(sub, delta_path) if is_main else None,
                                 dead_letter_writer=dead_letters)
-            run = streaming_run(sub, self.kafka_options(policy), self.client_config,
+            run = streaming_run(sub, self._source_options(query, sub, policy), self.client_config,
                                 self.checkpoint_root(query) / sub.name, target=target)
             if is_main and mode == "continuous":
                 run.run_continuous(self.spark, report, stop_after_s=stop_after_s, on_progress=on_progress,
@@ -148,6 +177,7 @@ class Engine:
         report.consumer_lag = self.consumer_lag(query)
         return report
 
+    @_on_its_cluster
     def consumer_lag(self, query: Query) -> int:
         """Records on the query's input topics not yet in its checkpoint (all sub-topologies).
         Never clamped: a checkpoint that points outside a log raises DataLossError."""
@@ -155,6 +185,7 @@ class Engine:
         return sum(end - position for sub_positions in self._read_positions(query)
                    for position, end in sub_positions.values())
 
+    @_on_its_cluster
     def partition_positions(self, query: Query) -> dict[TopicPartition, tuple[int, int]]:
         """{input partition: (next offset to read, log end)} over all sub-topologies: the lag
         per partition (`consumer_lag` is its sum); raises DataLossError as that does."""
@@ -185,6 +216,7 @@ class Engine:
             identity.check(self.checkpoint_root(query) / sub.name, identity.current(self.client_config, topics),
                            policy, begins, ends)
 
+    @_on_its_cluster
     def reset(self, query: Query) -> None:
         """Start the query over: delete its checkpoint and everything it wrote — the Delta table
         and dead-letter table, the output, dead-letter and repartition topics (the next run
@@ -204,6 +236,7 @@ class Engine:
                                    f"{self.settings.kafka_timeout_s:.0f} s")
             time.sleep(0.2)
 
+    @_on_its_cluster
     def backfill(self, query: Query, start_ms: int, end_ms: int) -> RunReport:
         """Recompute [start_ms, end_ms) in batch mode with the same plan — over the input up to
         end_ms, so joins see the state that time range had — and replace that range of the Delta
@@ -225,6 +258,7 @@ class Engine:
         return RunReport(query=query.name, output_rows=len(rows), delta_path=path, delta_version=version,
                          output_topic=query.output_topic)
 
+    @_on_its_cluster
     def copartitioning_problems(self, query: Query) -> list[str]:
         """Joins whose inputs (as they reach the join: after any repartition topic) do not have
         the same partition count on the broker (declared count for topics not created yet)."""

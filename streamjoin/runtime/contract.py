@@ -21,9 +21,10 @@ Headers = tuple[tuple[str, bytes | None], ...]
 # changes its fields or its module, or where a task keeps its state changes (3: the runtime
 # beside the pages, in one state variable; 4: Entry and SinkBinding moved to runtime.bindings;
 # 5: SerdeSpec.metadata_columns, the changelog formats' envelope columns; 6: SerdeSpec.wrap_single_key,
-# Flink's row keys); a checkpoint of another format is refused (reset the query and backfill), never
+# Flink's row keys; 7: SerdeSpec's topic and schemas (registry formats), the lookup join's
+# LookupJoinConfig and PostgresConnector); a checkpoint of another format is refused (reset the query and backfill), never
 # half-read. `tests/pure/runtime/test_state_format.py` notices a change that was not bumped.
-STATE_FORMAT = 6
+STATE_FORMAT = 7
 
 
 class InputRow(NamedTuple):

@@ -181,7 +181,7 @@ class StreamingRun:
         """Starts the query; `refresh(report)` adds what its batches did since the last call."""
         reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
-                  .option("startingOffsets", "earliest").option("streamjoin.packed", "true")
+                  .option("startingOffsets", self.kafka_options.get("startingOffsets", "earliest")).option("streamjoin.packed", "true")
                   .option("streamjoin.endOfInput", str(self.end_of_input).lower()))
         if self.max_offsets_per_trigger:
             reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
