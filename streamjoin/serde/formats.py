@@ -224,7 +224,7 @@ class _Codec:
                     return None if part is None else (part,)
                 key = tuple(row[n] for n in key_names)
                 return None if all(part is None for part in key) else key  # JSON `null`: a null key
-        if any(t.is_nested for _, t in spec.key_columns):  # ARRAY, MAP, STRUCT keys: stores hash them
+        if any(t.is_nested or t.name == "ANY" for _, t in spec.key_columns):  # ARRAY, MAP, STRUCT keys: stores hash them
             def read_nested_key(data: bytes, read=read_key_tuple) -> tuple | None:
                 key = read(data)
                 return None if key is None else tuple(hashable(part) for part in key)

@@ -41,24 +41,32 @@ def schema_for(fmt: str, columns: Columns, bare: bool) -> str:
         if bare:
             return json.dumps(_avro_type(columns[0][1], columns[0][0]))
         return json.dumps({"type": "record", "name": RECORD_NAME, "namespace": NAMESPACE,
-                           "fields": [{"name": n, "type": ["null", _avro_type(t, n)], "default": None}
+                           "fields": [{"name": n, "type": _avro_field(t, n), "default": None}
                                       for n, t in columns]})
     if bare:
         return json.dumps(_json_type(columns[0][1]))
     return json.dumps(_json_object(columns))
 
 
+def _avro_field(t: SqlType, name: str) -> list:
+    """A nullable field's type: null or the column's type (a union is flattened into it)."""
+    inner = _avro_type(t, name)
+    return ["null", *inner] if isinstance(inner, list) else ["null", inner]
+
+
 def _avro_type(t: SqlType, name: str) -> Any:
     if t.name == "DECIMAL":
         return {"type": "bytes", "logicalType": "decimal", "precision": t.precision, "scale": t.scale}
     if t.name == "ARRAY":
-        return {"type": "array", "items": ["null", _avro_type(t.elements[0], name)]}
+        return {"type": "array", "items": _avro_field(t.elements[0], name)}
     if t.name == "MAP":
-        return {"type": "map", "values": ["null", _avro_type(t.elements[1], name)]}
+        return {"type": "map", "values": _avro_field(t.elements[1], name)}
     if t.name == "STRUCT":
         return {"type": "record", "name": f"{RECORD_NAME}_{name}",
-                "fields": [{"name": n, "type": ["null", _avro_type(ft, f"{name}_{n}")], "default": None}
+                "fields": [{"name": n, "type": _avro_field(ft, f"{name}_{n}"), "default": None}
                            for n, ft in t.fields]}
+    if t.name == "ANY":  # a result the planner cannot type: the value's own kind, at write time
+        return ["long", "double", "string", "boolean", "bytes"]
     if t.name not in _AVRO:
         raise SchemaError(f"column {name} of type {t} has no Avro type")
     return _AVRO[t.name]
@@ -69,6 +77,8 @@ def _json_type(t: SqlType) -> dict:
         return {"type": "array", "items": _optional(_json_type(t.elements[0]))}
     if t.name == "MAP":
         return {"type": "object", "additionalProperties": _optional(_json_type(t.elements[1]))}
+    if t.name == "ANY":
+        return {}
     if t.name == "STRUCT":
         return _json_object(t.fields)
     if t.name not in _JSON:
@@ -81,7 +91,7 @@ def _json_object(columns: Columns) -> dict:
 
 
 def _optional(schema: dict) -> dict:
-    return {"oneOf": [{"type": "null"}, schema]}
+    return {"oneOf": [{"type": "null"}, schema]} if schema else schema  # {} (ANY) takes null already
 
 
 # ---- inference: a registered schema -> columns ---------------------------------------------------
