@@ -17,6 +17,7 @@ from sqlglot import exp
 from streamjoin import plan as P
 from streamjoin.kinds import Kind
 from streamjoin.dialect.formats import CHANGELOG_FORMATS, SCHEMA_FORMATS, FormatError
+from streamjoin.serde.registry_codecs import Registry, configure, configured
 from streamjoin.dialect.types import ANY, TIMESTAMP, SqlType, parse_type
 from streamjoin.expr.aggregates import compile_aggregates
 from streamjoin.expr.compile import ExprOptions, Scope, compile_expr, compile_predicate
@@ -261,8 +262,11 @@ class RuntimeFactory:
 
     sink: P.Sink
     options: ExprOptions = ExprOptions()
+    registry: Registry | None = None  # of the registry formats (see CompiledQuery.registry)
 
     def __call__(self, task: int) -> PipelineRuntime:
+        if self.registry is not None and configured() != self.registry:
+            configure(self.registry)  # in a task's process: the serdes built below take it
         builder = _Builder(self.options)
         fragment = builder.build(self.sink.child)
         binding = sink_binding(self.sink, fragment.relations[OUTPUT], self.key_types(builder))
