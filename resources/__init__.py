@@ -52,6 +52,8 @@ class EngineResource(dg.ConfigurableResource):
     home: str = ""  # checkpoints, broker state; empty: STREAMJOIN_HOME, else ./var
     delta_root: str = ""  # output tables; empty: STREAMJOIN_DELTA_ROOT, else <home>/delta
     spark_remote: str = ""  # Spark Connect "sc://host:port"; then `spark` is not used
+    schema_registry_url: str = ""  # AVRO/PROTOBUF/JSON_SR; empty: STREAMJOIN_SCHEMA_REGISTRY_URL, else the project's
+    schema_registry_auth: str = ""  # "user:password" (HTTP basic), e.g. dg.EnvVar("...")
     spark: LazyPySparkResource  # the session for local / cluster-master Spark
 
     _engine: Engine | None = PrivateAttr(default=None)
@@ -63,6 +65,7 @@ class EngineResource(dg.ConfigurableResource):
                   "security_protocol": self.security_protocol,
                   "sasl_mechanism": self.sasl_mechanism, "sasl_username": self.sasl_username,
                   "sasl_password": self.sasl_password, "spark_remote": self.spark_remote,
+                  "schema_registry_url": self.schema_registry_url, "schema_registry_auth": self.schema_registry_auth,
                   "spark_master": self.spark.spark_config.get("spark.master")}
         paths = {"home": self.home, "delta_root_override": self.delta_root}
         return dataclasses.replace(base, **{k: v for k, v in fields.items() if v},

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from streamjoin.app import identity
+from streamjoin.registry import service as registry_service
 from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
 from streamjoin.app.project import Query
 from streamjoin.app.startup import starting_offsets
@@ -57,6 +58,7 @@ class Engine:
     def __init__(self, settings: Settings | None = None, spark=None) -> None:
         self.settings = settings or Settings.from_env()
         self._spark = spark
+        registry_service.configure_from(self.settings)  # the registry formats' (docs/formats.md)
 
     @property
     def spark(self):

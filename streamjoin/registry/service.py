@@ -81,3 +81,13 @@ def ensure(settings: Settings) -> Registry:
     registry = Registry(settings.schema_registry_url or start(settings).url, settings.schema_registry_auth)
     configure(registry)
     return registry
+
+
+def configure_from(settings: Settings) -> Registry | None:
+    """Make the configured registry, else the project's own if it runs, the default of this
+    process's SerdeSpecs (without starting one); None when there is neither."""
+    url = registry_url(settings)
+    registry = None if url is None else Registry(url, settings.schema_registry_auth)
+    if registry is not None:
+        configure(registry)
+    return registry

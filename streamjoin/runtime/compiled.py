@@ -3,7 +3,7 @@ serde. Pure: the Spark layer (`streamjoin.spark.query`) runs it, the local runne
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from streamjoin import plan as P
@@ -12,7 +12,6 @@ from streamjoin.expr.compile import ExprOptions
 from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.compiler import RuntimeFactory
 from streamjoin.serde.formats import SerdeSpec
-from streamjoin.serde.registry_codecs import Registry, configured
 
 
 def expr_options(dialect: str | Flavour) -> ExprOptions:
@@ -26,9 +25,6 @@ class CompiledQuery:
 
     sink: P.Sink
     dialect: str
-    # The schema registry of the registry formats: the one configured where the query is compiled
-    # (the driver), carried to the tasks, which build their serdes themselves.
-    registry: Registry | None = field(default_factory=configured)
 
     @property
     def name(self) -> str:
@@ -36,7 +32,7 @@ class CompiledQuery:
 
     @cached_property
     def factory(self) -> RuntimeFactory:
-        return RuntimeFactory(self.sink, expr_options(self.dialect), self.registry)
+        return RuntimeFactory(self.sink, expr_options(self.dialect))
 
     @cached_property
     def input_topics(self) -> tuple[str, ...]:

@@ -262,7 +262,15 @@ class RuntimeFactory:
 
     sink: P.Sink
     options: ExprOptions = ExprOptions()
-    registry: Registry | None = None  # of the registry formats (see CompiledQuery.registry)
+    # The schema registry of the registry formats: the one configured in the process that ships
+    # the factory to its tasks (the driver), taken when it is pickled; a task configures it before
+    # building its serdes.
+    registry: Registry | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["registry"] = state.get("registry") or configured()
+        return state
 
     def __call__(self, task: int) -> PipelineRuntime:
         if self.registry is not None and configured() != self.registry:
