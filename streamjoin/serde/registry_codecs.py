@@ -12,6 +12,7 @@ task it runs).
 from __future__ import annotations
 
 import json
+import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -133,7 +134,8 @@ def registry_codec(fmt: str, columns: Columns, side: str, bare: bool, topic: str
         decode = state.get("decode") or state.setdefault("decode", _decoder(fmt, registry, topic, side, full_name))
         try:
             payload = decode(data, _ctx(topic or "", side))
-        except (SerializationError, SchemaRegistryError, ValueError, TypeError, KeyError, IndexError) as error:
+        except (SerializationError, SchemaRegistryError, ValueError, TypeError, KeyError, IndexError, EOFError,
+                struct.error) as error:  # bytes that are not this format: a dead letter, never a failed query
             raise DecodeError(f"{side}: not {fmt} of the registry's schema ({type(error).__name__}: {error})") from None
         return None if payload is None else read_fields(payload)
 
