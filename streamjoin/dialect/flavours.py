@@ -71,6 +71,7 @@ class Flavour:
     # AVRO, PROTOBUF, JSON_SR, PROTOBUF_NOSR name the schema-registry formats (ksqlDB's names);
     # elsewhere only 'avro-confluent' does (Flink's plain 'avro' has no registry)
     registry_format_names: bool = False
+    joins_kafka_values: bool = True  # False: a join of a source whose value is in the KAFKA format is refused
     # a persistent query's sink takes the formats of the first source in its FROM unless it names
     # its own (else the default KAFKA key and JSON value)
     sink_formats_from_source: bool = False
@@ -149,6 +150,7 @@ class Ksqldb(Flavour):
     table_requires_primary_key = True
     format_property_covers_key = True
     registry_format_names = True
+    joins_kafka_values = False  # ksqlDB's KAFKA value format does not support JOIN
     sink_formats_from_source = True
     header_columns = True
     join_model = JoinModel.KEYED

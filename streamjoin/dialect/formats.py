@@ -34,6 +34,10 @@ class SchemaRefs:
     value_id: int | None = None
     key_name: str | None = None
     value_name: str | None = None
+    # Flink's 'avro-confluent.url' (and 'avro-confluent.basic-auth.user-info'): the registry of this
+    # table's formats, instead of the engine's
+    registry_url: str | None = None
+    registry_auth: str | None = None
 KAFKA_TYPES = ("INT", "BIGINT", "DOUBLE", "STRING", "BYTES")  # Kafka's standard serializers
 
 

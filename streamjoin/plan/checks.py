@@ -10,6 +10,7 @@ from streamjoin.dialect.durations import DurationError, interval_millis
 from streamjoin.dialect.errors import span
 from streamjoin.dialect.flavours import JoinModel
 from streamjoin.dialect.nodes import AggregationWindow, CreateRelation, Duration, StreamQuery, ViewDefinition
+from streamjoin.plan import registry_columns
 from streamjoin.plan.asof import is_asof
 from streamjoin.plan.relations import VIEW_HINT, table_name
 from streamjoin.plan.scope import Context
@@ -64,6 +65,7 @@ def check_statement(ctx: Context, statement: exp.Expr, declared: dict[str, exp.E
             raise ctx.error("empty-select", "the SELECT list is empty: name the columns to emit, or *", select)
         if select.args.get("from_") is not None:
             _check_time_clauses(ctx, select)
+            registry_columns.check_joined_formats(ctx, select)
     if isinstance(statement, CreateRelation):
         _check_declared_once(ctx, statement, declared)
 

@@ -25,7 +25,11 @@ def schema_refs(ctx: Context, props: Any) -> SchemaRefs:
             raise ctx.error("property-value", f"{side.upper()}_SCHEMA_ID is a schema id (a whole number), not {raw!r}",
                             props.written(f"{side}_schema_id"))
         ids[side] = None if raw is None else int(raw)
-    return SchemaRefs(ids["key"], ids["value"], props.get("key_schema_full_name"), props.get("value_schema_full_name"))
+    url = props.get("avro-confluent.url", "value.avro-confluent.url", "key.avro-confluent.url")
+    auth = props.get("avro-confluent.basic-auth.user-info", "value.avro-confluent.basic-auth.user-info",
+                     "key.avro-confluent.basic-auth.user-info")
+    return SchemaRefs(ids["key"], ids["value"], props.get("key_schema_full_name"), props.get("value_schema_full_name"),
+                      url, auth)
 
 
 def default_format(ctx: Context, side: str) -> str:
@@ -76,3 +80,22 @@ def _read(ctx: Context, topic: str, side: str, fmt: str, schema_id: int | None, 
         subject = f"schema id {schema_id}" if schema_id is not None else f"subject {topic}-{side}"
         raise ctx.error("schema-inference", f"cannot read the {side} columns from the schema registry "
                         f"({subject}): {str(error).splitlines()[0][:200]}", where) from None
+
+
+def check_joined_formats(ctx: Context, select: exp.Select) -> None:
+    """Where the flavour does not join KAFKA values (ksqlDB): a join reading a source whose value
+    is in the KAFKA format is refused, naming every such source."""
+    if ctx.flavour.joins_kafka_values or not select.args.get("joins"):
+        return
+    tables = [select.args["from_"].this] if select.args.get("from_") else []
+    tables += [join.this for join in select.args["joins"]]
+    names = []
+    for table in tables:
+        if isinstance(table, exp.Table):
+            source = ctx.catalog.get(".".join(p.name for p in (table.args.get("db"), table.args.get("this")) if p))
+            if source is not None and source.value_format == "KAFKA" and source.name not in names:
+                names.append(source.name)
+    if names:
+        raise ctx.error("format", f"{', '.join(names)} {'use' if len(names) > 1 else 'uses'} the KAFKA value format, "
+                        "which a join does not read in this flavour: declare VALUE_FORMAT='JSON' (or another "
+                        "format)", select.args["joins"][0])

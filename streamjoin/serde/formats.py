@@ -102,7 +102,8 @@ class SerdeSpec:
 
     def __post_init__(self) -> None:
         if self.registry is None and {self.key_format.upper(), self.value_format.upper()} & set(REGISTRY_FORMATS):
-            object.__setattr__(self, "registry", configured())
+            own = self.schemas.registry_url  # the declaration's own registry (Flink's 'avro-confluent.url')
+            object.__setattr__(self, "registry", Registry(own, self.schemas.registry_auth) if own else configured())
         object.__setattr__(self, "key_format", self.key_format.upper())
         object.__setattr__(self, "value_format", self.value_format.upper())
         object.__setattr__(self, "delimiter", _DELIMITER_NAMES.get(self.delimiter.upper(), self.delimiter))

@@ -37,6 +37,7 @@ SWITCHES = {
     "table_requires_primary_key": (True, False, True, False),
     "format_property_covers_key": (True, False, False, False),
     "registry_format_names": (True, False, False, False),
+    "joins_kafka_values": (False, True, True, True),
     "sink_formats_from_source": (True, False, False, False),
     "multi_column_key_format": (None, "JSON", None, None),
     "header_columns": (True, False, False, False),
