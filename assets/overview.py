@@ -3,8 +3,8 @@
 - on each query asset, an observation with its state, lag (total, and per partition as a table),
   read / arrival / output rates (records per second since the previous tick: floats, so the
   asset's Plots chart them over time), the last committed batch and when, the watermark as a time,
-  late and dropped records and the batch rate of its latest run report, the dead letters its
-  topic holds and the size of its state;
+  late and dropped records of its latest run report, the dead letters its topic holds, the size
+  of its state, and the backfill windows its input data is in (`data_windows`);
 - on `streamjoin_overview` (group `overview`), one table with a row per query: the whole project
   in one place.
 
@@ -89,6 +89,7 @@ class Figures:
     now: Sample | None
     previous: Sample | None
     run: dict
+    windows: dict = dataclasses.field(default_factory=dict)  # backfill window key -> records seen
 
     def rates(self) -> dict[str, float]:
         if self.now is None:
@@ -111,6 +112,9 @@ class Figures:
             if f.last_batch is not None:
                 entries["last_batch"] = dg.MetadataValue.int(f.last_batch)
                 entries["last_batch_at"] = dg.MetadataValue.timestamp(f.last_batch_ms / 1000)
+        if self.windows:  # the windows a backfill can recompute: where the input data is
+            entries["data_windows"] = table_metadata(
+                [{"window": key, "input_records": n} for key, n in sorted(self.windows.items())])
         if self.run.get("watermark_ms") is not None:
             entries["watermark"] = dg.MetadataValue.timestamp(self.run["watermark_ms"] / 1000)
         for name in ("late_records", "dropped_records"):
@@ -137,7 +141,8 @@ class Figures:
         """What makes a new observation worth recording."""
         return [self.state.state, self.state.reason, self.state.consumer_lag, sorted(self.rates().items()),
                 None if self.figures is None else [self.figures.last_batch, self.figures.dead_letters,
-                                                   self.figures.state_bytes], sorted(self.run.items())]
+                                                   self.figures.state_bytes], sorted(self.run.items()),
+                sorted(self.windows.items())]
 
 
 def overview_observation(rows: list[Figures]) -> dg.AssetObservation:

@@ -1,11 +1,14 @@
-"""Backfill jobs: one time-partitioned job per query; a partition's run recomputes that window in
+"""Backfill jobs: one partitioned job per query; a partition is a time window (hourly or daily,
+STREAMJOIN_BACKFILL_GRANULARITY) that holds input data, and its run recomputes that window in
 batch (`Engine.backfill` of the `engine` resource) and replaces it in the query's Delta table.
 
-The partitions run from STREAMJOIN_BACKFILL_START (default 1970-01-01: any event time, the
-samples' too) to today's window, which is offered though still open. The backfill sensor replays
-each window once it closes: the batch result must equal what streaming wrote, so the replay is
-the proof rather than a change. On its first tick it only records the latest closed window, so
-turning it on does not replay all history (launch a backfill of older partitions from the UI).
+The partitions are the windows the query's source topics hold records in (a dynamic partitions
+definition per query, `windows_<query>`): the `query_status` sensor scans new records each tick
+(`streamjoin.app.windows`) and adds the windows it finds (none before STREAMJOIN_BACKFILL_START).
+So the partitions page lists exactly the windows with data — the samples' two days, not 20,786
+days since 1970. The backfill sensor replays each such window once it has closed: the batch
+result must equal what streaming wrote, so the replay is the proof rather than a change. On its
+first tick it only records where it stands, so turning it on does not replay all history.
 """
 
 import json
@@ -30,15 +33,13 @@ def backfill_job_name(query: Query) -> str:
 
 
 def build_backfill_jobs(project: SqlProject, config: PlatformConfig) -> list[dg.JobDefinition]:
-    partitions = config.backfill_partitions()
-    return [_backfill_job(query, partitions) for query in project.queries]
+    return [_backfill_job(query, config) for query in project.queries]
 
 
-def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDefinition:
+def _backfill_job(query: Query, config: PlatformConfig) -> dg.JobDefinition:
     @dg.op(name=f"backfill_{query.name}_window", pool=SPARK_POOL)
     def backfill_window(context: dg.OpExecutionContext, engine: EngineResource) -> None:
-        window = context.partition_time_window
-        start_ms, end_ms = int(window.start.timestamp() * 1000), int(window.end.timestamp() * 1000)
+        start_ms, end_ms = config.window_of(context.partition_key)
         report = engine.get_engine().backfill(query, start_ms, end_ms)
         context.log_event(dg.AssetMaterialization(
             asset_key=delta_key(query), metadata=backfill_metadata(report) | {
@@ -46,9 +47,11 @@ def _backfill_job(query: Query, partitions: dg.PartitionsDefinition) -> dg.JobDe
                 "window_end_ms": dg.MetadataValue.int(end_ms),
                 "partition": context.partition_key}))
 
-    @dg.job(name=backfill_job_name(query), partitions_def=partitions,
+    @dg.job(name=backfill_job_name(query), partitions_def=config.backfill_partitions(query.name),
             tags=role_tags(query.name, "backfill"),
-            description=f"Recompute a time window of `{query.name}` in batch into its Delta table.")
+            description=f"Recompute a time window of `{query.name}` in batch into its Delta table. "
+                        f"The partitions are the {config.backfill_granularity} windows its input "
+                        "topics hold records in (added by the query_status sensor as data arrives).")
     def backfill_job():
         backfill_window()
 
@@ -69,38 +72,37 @@ def backfill_metadata(report) -> dict:
     return metadata
 
 
-def last_closed_key(closed: dg.TimeWindowPartitionsDefinition, now: datetime) -> str | None:
-    """The key of the latest window that ended by `now` (None: none did since the start)."""
-    current = closed.time_window_for_partition_key(closed.get_partition_key_for_timestamp(now.timestamp()))
-    previous = closed.get_prev_partition_window(current.start)
-    return None if previous is None else \
-        closed.get_partition_key_for_timestamp(previous.start.timestamp())
+def closed_windows(instance: dg.DagsterInstance, query: Query, config: PlatformConfig,
+                   now: datetime) -> list[str]:
+    """The query's partitions (windows holding data) that have ended by `now`, oldest first."""
+    keys = instance.get_dynamic_partitions(config.backfill_partitions(query.name).name)
+    return sorted(k for k in keys if config.window_of(k)[1] <= now.timestamp() * 1000)
 
 
 def build_backfill_sensor(project: SqlProject, backfill_jobs: list[dg.JobDefinition],
                           config: PlatformConfig) -> dg.SensorDefinition:
-    closed = config.closed_partitions()
-
     @dg.sensor(name="backfill_closed_windows", jobs=backfill_jobs, minimum_interval_seconds=60,
-               description="Replays each backfill window in batch once it closes (the first tick "
-                           "only records where it stands).")
+               description="Replays each window holding data in batch once it closes (the first "
+                           "tick only records where it stands).")
     def backfill_closed(context: dg.SensorEvaluationContext):
-        last_closed = last_closed_key(closed, utc_now())
-        if last_closed is None:
-            return dg.SkipReason("no closed window yet")
         done = json.loads(context.cursor) if context.cursor else {}
         requests = []
         for query in project.queries:
+            closed = closed_windows(context.instance, query, config, utc_now())
             previous = done.get(query.name)
-            if previous is not None and closed.less_than(previous, last_closed):
-                keys = closed.get_partition_keys_in_range(
-                    dg.PartitionKeyRange(previous, last_closed))[1:]
-                requests += [dg.RunRequest(run_key=f"backfill:{query.name}:{key}",
-                                           job_name=backfill_job_name(query), partition_key=key)
-                             for key in keys]
-            done[query.name] = last_closed
-            context.log.info(f"{query.name}: {len(requests)} window(s) to replay so far; "
-                             f"closed up to {last_closed}")
+            new = [key for key in closed if previous is not None and key > previous]
+            requests += [dg.RunRequest(run_key=f"backfill:{query.name}:{key}",
+                                       job_name=backfill_job_name(query), partition_key=key)
+                         for key in new]
+            if closed:
+                done[query.name] = max(closed[-1], previous or "")
+            elif previous is None:
+                done[query.name] = ""  # from now on every window that closes is replayed
+            context.log.info(f"{query.name}: {len(new)} window(s) to replay; closed up to "
+                             f"{done[query.name] or 'none yet'}")
+        if not requests:
+            return dg.SensorResult(skip_reason="no window closed since the last tick",
+                                   cursor=json.dumps(done, sort_keys=True))
         return dg.SensorResult(run_requests=requests, cursor=json.dumps(done, sort_keys=True))
 
     return backfill_closed

@@ -91,7 +91,8 @@ def _figures(context, engine: EngineResource, query: Query, state: QueryState,
 
 def _dead_letter_events(engine: EngineResource, query: Query, figures: Figures) -> list:
     """The dead letters as they are now, while the query runs too (new ones since the last tick)."""
-    if figures.now is None or (figures.previous and figures.previous.dead == figures.now.dead):
+    before = figures.previous.dead if figures.previous else 0
+    if figures.now is None or figures.now.dead == before:
         return []
     count = {"dead_letters_total": dg.MetadataValue.int(figures.now.dead)}
     path = engine.delta_path(query) + "-dead-letters"
@@ -100,6 +101,35 @@ def _dead_letter_events(engine: EngineResource, query: Query, figures: Figures) 
             dg.AssetObservation(asset_key=dead_letter_table_key(query), metadata=count | {
                 "latest_rows": metadata_or_note(lambda: dead_letter_rows(
                     table_tail(path, "timestamp"), topics.topic_formats(query)))})]
+
+
+def _window_requests(engine: EngineResource, query: Query, config: PlatformConfig,
+                     scans: dict) -> list[dg.AddDynamicPartitionsRequest]:
+    """Scan the query's source topics for new records and add the windows they fall in to its
+    backfill partitions; `scans` ({query: {"positions", "windows": {key: records}}}) goes on
+    from the previous tick."""
+    known = scans.setdefault(query.name, {"positions": {}, "windows": {}})
+    scan = engine.scan_windows(list(query.source_topics), known["positions"], config.window_ms)
+    known["positions"] = scan.positions
+    new = []
+    for start_ms, count in sorted(scan.counts.items()):
+        key = config.window_key(start_ms)
+        if not config.offered(start_ms):
+            continue
+        if key not in known["windows"]:
+            new.append(key)
+        known["windows"][key] = known["windows"].get(key, 0) + count
+    name = config.backfill_partitions(query.name).name
+    return [dg.AddDynamicPartitionsRequest(name, new)] if new else []
+
+
+def _windows(context, engine: EngineResource, query: Query, config: PlatformConfig,
+             scans: dict) -> list[dg.AddDynamicPartitionsRequest]:
+    try:
+        return _window_requests(engine, query, config, scans)
+    except Exception as error:  # noqa: BLE001 - the windows wait for the next tick
+        context.log.warning(f"{query.name}: data windows not scanned: {error}".splitlines()[0])
+        return []
 
 
 def build_status_sensor(project: SqlProject, assets: QueryAssets,
@@ -116,7 +146,7 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
         client = engine.get_engine()  # Kafka metadata only; never Spark
         cursor = json.loads(context.cursor) if context.cursor else {}
         seen, reported = cursor.get("topics", {}), cursor.get("queries", {})
-        samples = cursor.get("samples", {})
+        samples, scans, partitions = cursor.get("samples", {}), cursor.get("windows", {}), []
         try:
             events = _source_events(engine, assets.source_topics, seen)
         except ConnectionError as error:  # the queries' states say it once each, below
@@ -125,7 +155,10 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
         rows, changed = [], False
         for query in project.queries:
             latest = _latest(context.instance, query)
-            figures = _figures(context, engine, query, _state(context, client, query, config), samples)
+            partitions += _windows(context, engine, query, config, scans)
+            figures = dataclasses.replace(
+                _figures(context, engine, query, _state(context, client, query, config), samples),
+                windows=scans.get(query.name, {}).get("windows", {}))
             rows.append(figures)
             events += _dead_letter_events(engine, query, figures)
             changed |= _report(context, query, latest, figures, reported, events)
@@ -137,8 +170,9 @@ def build_status_sensor(project: SqlProject, assets: QueryAssets,
             context.log.info(line)
         if changed or "overview" not in cursor:
             events.append(overview_observation(rows))
-        return dg.SensorResult(asset_events=events, cursor=json.dumps(
-            {"topics": seen, "queries": reported, "samples": samples, "overview": True}))
+        return dg.SensorResult(asset_events=events, dynamic_partitions_requests=partitions,
+                               cursor=json.dumps({"topics": seen, "queries": reported, "samples": samples,
+                                                  "windows": scans, "overview": True}))
 
     return status
 

@@ -22,7 +22,7 @@ from dagster_pyspark import LazyPySparkResource
 from pydantic import PrivateAttr
 
 from resources.platform import PlatformConfig
-from streamjoin.app import session, status, topics
+from streamjoin.app import session, status, topics, windows
 from streamjoin.app.engine import Engine
 from streamjoin.settings import Settings
 
@@ -111,6 +111,11 @@ class EngineResource(dg.ConfigurableResource):
         """The newest dead letters from the query's dead-letter topic (also while it runs), key
         and value decoded with the source's format as far as it reads them."""
         return topics.dead_letter_tail(self.get_engine(), query, limit)
+
+    def scan_windows(self, topics_: list[str], positions: dict[str, int],
+                     window_ms: int) -> windows.WindowScan:
+        """Records after `positions` of `topics_` counted per time window (`app.windows`)."""
+        return windows.scan_windows(self.get_engine(), topics_, positions, window_ms)
 
     def figures(self, query) -> status.QueryFigures:
         """Lag per input partition, last batch, state size, output and dead-letter counts."""

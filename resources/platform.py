@@ -12,14 +12,15 @@ import dagster as dg
 Granularity = Literal["hourly", "daily"]  # one backfill partition per hour or per day
 _PARTITION_FORMATS = {"hourly": "%Y-%m-%d-%H:%M", "daily": "%Y-%m-%d"}
 _PARTITION_CRONS = {"hourly": "0 * * * *", "daily": "0 0 * * *"}
-assert set(_PARTITION_FORMATS) == set(_PARTITION_CRONS) == set(get_args(Granularity))
+_WINDOW_MS = {"hourly": 3_600_000, "daily": 86_400_000}
+assert set(_PARTITION_FORMATS) == set(_PARTITION_CRONS) == set(_WINDOW_MS) == set(get_args(Granularity))
 
 
 @dataclass(frozen=True)
 class PlatformConfig:
     backfill_granularity: Granularity = "daily"
-    # First partition, "YYYY-MM-DD": the default holds any event time, the samples' 1970 too;
-    # a deployment sets its first day of data (hourly partitions from 1970 would be 500k).
+    # No backfill window before this day ("YYYY-MM-DD"); the partitions offered are the windows
+    # holding input data. The default holds any event time, the samples' 1970 too.
     backfill_start: str = "1970-01-01"
     repartition_cron: str = "0 * * * *"  # for PARTITION BY queries without `-- schedule:`
     max_consumer_lag: int = 10_000  # the consumer-lag check fails above this
@@ -51,9 +52,30 @@ class PlatformConfig:
             cron_schedule=_PARTITION_CRONS[self.backfill_granularity], timezone="UTC",
             end_offset=end_offset)
 
-    def backfill_partitions(self) -> dg.TimeWindowPartitionsDefinition:
-        """The backfill jobs' partitions: every window from the start, today's (open) one too."""
-        return self._partitions(end_offset=1)
+    @property
+    def window_ms(self) -> int:
+        return _WINDOW_MS[self.backfill_granularity]
+
+    def window_key(self, start_ms: int) -> str:
+        """The partition key of the window starting at `start_ms` (UTC)."""
+        return datetime.fromtimestamp(start_ms / 1000, timezone.utc).strftime(
+            _PARTITION_FORMATS[self.backfill_granularity])
+
+    def window_of(self, key: str) -> tuple[int, int]:
+        """[start_ms, end_ms) of the window a partition key names."""
+        start = datetime.strptime(key, _PARTITION_FORMATS[self.backfill_granularity]).replace(tzinfo=timezone.utc)
+        start_ms = int(start.timestamp() * 1000)
+        return start_ms, start_ms + self.window_ms
+
+    def offered(self, start_ms: int) -> bool:
+        """Whether a window is offered for backfill (not before `backfill_start`)."""
+        floor = datetime.strptime(self.backfill_start, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+        return start_ms >= floor.timestamp() * 1000
+
+    def backfill_partitions(self, query_name: str) -> dg.DynamicPartitionsDefinition:
+        """A query's backfill partitions: the windows its input data is in, added by the
+        `query_status` sensor as it finds records (`streamjoin.app.windows`)."""
+        return dg.DynamicPartitionsDefinition(name=f"windows_{query_name}")
 
     def closed_partitions(self) -> dg.TimeWindowPartitionsDefinition:
         """The same windows, closed ones only: what the backfill sensor and the replay check use."""

@@ -14,6 +14,7 @@ from resources import EngineResource
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import Query, SourceSpec, SqlProject
 from streamjoin.app.status import PartitionLag, QueryFigures
+from streamjoin.app.windows import WindowScan
 from streamjoin.runtime.report import RunReport
 from streamjoin.settings import Settings
 
@@ -91,6 +92,7 @@ class FakeEngine(Engine):
         self.on_backfill = on_backfill  # called with the query: what the batch recomputation writes
         self.rows, self.run_s, self.input_rows = rows or [], run_s, input_rows
         self.records: dict[str, list[dict]] = {}
+        self.windows: dict[int, int] = {}  # {window start ms: records} the input data is in
         self.offsets: dict[str, dict[int, int]] = offsets or {}
         self.calls: list = []
         self.data_loss_policies: list = []  # on_data_loss of each run, as the asset passed it
@@ -166,6 +168,12 @@ def fake_resources(fake: FakeEngine, **config) -> dict:
 
         def latest_dead_letters(self, query, limit: int = 10) -> list[dict]:
             return fake.records.get(fake.dead_letter_topic(query), [])[:limit]
+
+        def scan_windows(self, topics: list[str], positions: dict[str, int],
+                         window_ms: int) -> WindowScan:
+            """The fake's `windows` ({window start ms: records}) once, on the first scan."""
+            first = not positions
+            return WindowScan(dict(fake.windows) if first else {}, {"scanned/0": 1})
 
         def figures(self, query) -> QueryFigures:
             """The fake's lag on one partition of the query's first source topic."""

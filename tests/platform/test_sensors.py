@@ -33,8 +33,10 @@ def utc(*fields) -> datetime:
 def tick(defs, instance, sensor_name, resources, cursor=None, logs=None):
     """The tick's result; `logs` (a list) receives the tick log's lines."""
     sensor = defs.resolve_sensor_def(sensor_name)
+    # The daemon loads dynamic partitions (a backfill job's windows) from the instance.
     with dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
-                                 resources=resources) as context:  # resources set up and torn down
+                                 resources=resources) as context, \
+            dg.partition_loading_context(dynamic_partitions_store=instance):  # resources set up and torn down
         if logs is not None:
             for level in ("info", "warning"):
                 setattr(context.log, level, logs.append)
@@ -213,8 +215,11 @@ def test_restart_leaves_a_live_run_alone(project, engine, resources, instance):
 
 def test_backfill_sensor_replays_windows_as_they_close(project, engine, resources, instance,
                                                        monkeypatch):
-    defs = build_definitions(project, PlatformConfig(backfill_granularity="daily",
-                                                     backfill_start="2026-11-01"), resources)
+    """Windows holding data (the query's partitions) are replayed once they have closed; the
+    first tick only records where it stands."""
+    defs = build_definitions(project, PlatformConfig(backfill_granularity="daily"), resources)
+    for query in ("clicks_enriched", "products_rekeyed"):
+        instance.add_dynamic_partitions(f"windows_{query}", ["2026-11-19", "2026-11-20", "2026-11-21"])
     monkeypatch.setattr(jobs.backfill, "utc_now", lambda: utc(2026, 11, 20, 10))
     first = tick(defs, instance, "backfill_closed_windows", resources)
     assert not first.run_requests  # turning the sensor on does not replay history
@@ -223,6 +228,8 @@ def test_backfill_sensor_replays_windows_as_they_close(project, engine, resource
     assert sorted((r.job_name, r.partition_key) for r in second.run_requests) == [
         ("backfill_clicks_enriched", "2026-11-20"), ("backfill_clicks_enriched", "2026-11-21"),
         ("backfill_products_rekeyed", "2026-11-20"), ("backfill_products_rekeyed", "2026-11-21")]
+    third = tick(defs, instance, "backfill_closed_windows", resources, cursor=second.cursor)
+    assert not third.run_requests  # each once
     run = defs.resolve_job_def("backfill_clicks_enriched").execute_in_process(
         instance=instance, partition_key="2026-11-20")
     assert run.success

@@ -22,6 +22,8 @@ from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
 from tests.platform.fixtures import DAY_MS, FIRST_DAY, FIRST_DAY_MS, REPO
 
+from tests.platform.test_sensors import tick
+
 pytestmark = pytest.mark.platform
 QUERY = "pageviews_enriched"  # LEFT stream-table join: one output row per page view
 
@@ -139,6 +141,11 @@ def test_materialize_launch_on_new_data_and_backfill(engine_env, instance, tmp_p
     assert job.execute_in_process(instance=instance).success
     assert latest_metadata(instance, dg.AssetKey(QUERY))["output_rows"] == 1
 
+    # The status sensor finds the windows the page views are in: they are the partitions.
+    status = tick(defs, instance, "query_status", resources)
+    for request in status.dynamic_partitions_requests:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    assert FIRST_DAY in instance.get_dynamic_partitions(f"windows_{QUERY}")
     backfill = defs.resolve_job_def(f"backfill_{QUERY}")
     assert backfill.execute_in_process(instance=instance, partition_key=FIRST_DAY).success
     replay = latest_metadata(instance, table_key)

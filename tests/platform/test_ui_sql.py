@@ -97,7 +97,42 @@ def test_sql_live_lag(sql_server, pageviews_samples, browser):
     assert "1 new record since run" in text
 
 
-def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
+def overview_rows(server) -> dict:
+    rows = ui_driver.latest_observation(server, ["streamjoin_overview"]).get("queries") or []
+    return {row["query"]: row for row in rows}
+
+
+def test_sql_overview_every_query_with_its_figures(sql_server, browser):
+    """Issue 40 item 2: one overview lists every query with its state, lag (total and per
+    partition), rates, last batch, watermark as a time, late/dropped records, dead letters and
+    state size; the query's own observation holds them too, its lag per partition as a table."""
+    names = {q.name for q in load_project(REPO / "sql").queries} | {"broken_join"}
+    rows = ui_driver.wait_for(lambda: (found := overview_rows(sql_server)) and set(found) >= names
+                              and found["pageviews_enriched"]["watermark"] and found,
+                              "the overview with the materialized query's figures", timeout_s=90)
+    views = rows["pageviews_enriched"]
+    assert views["watermark"].endswith(" UTC") and views["last batch"] != ""
+    assert "pageviews/0: " in views["lag per partition"] and views["state"] and views["dead letters"] != ""
+    assert {"read/s", "in/s", "out/s", "late", "dropped", "state bytes"} <= set(views)
+    page = ui_driver.new_page(browser)
+    text = ui_driver.show_events(page, sql_server, "streamjoin_overview", "lag per partition",
+                                 ARTIFACTS / "sql-overview.png")
+    assert "pageviews_enriched" in text and "clicks_enriched" in text
+    figures = ui_driver.latest_observation(sql_server, ["pageviews_enriched"])
+    assert {"lag_by_partition", "read_per_second", "output_per_second", "state_size_bytes",
+            "watermark"} <= set(figures)
+    assert {row["topic"] for row in figures["lag_by_partition"]} == {"pageviews", "users"}
+    text = ui_driver.show_events(page, sql_server, "pageviews_enriched", "lag_by_partition",
+                                 ARTIFACTS / "sql-figures.png")
+    assert "read_per_second" in text
+
+
+def test_sql_start_stop_and_dead_letters_while_running(sql_server, pageviews_samples, browser):
+    """Start and stop by click from the asset page; issue 40 item 3: a dead letter shows while
+    the continuous query runs, its key decoded with the source's format (SQL type shown), and
+    the output topic's preview shows typed columns, not bytes."""
+    admin.produce(pageviews_samples, "pageviews",
+                  [OutRecord(b'"User_7"', b'{"viewtime": 4,', FIRST_DAY_MS + 360_000)])
     page = ui_driver.new_page(browser)
     run = ui_driver.launch(page, sql_server, "start_pageviews_enriched",  # the asset page's link
                            ARTIFACTS / "sql-start.png", asset_job=True, from_asset="pageviews_enriched")
@@ -106,6 +141,16 @@ def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
     text = ui_driver.show_check(page, sql_server, "pageviews_enriched", "live_status",
                                 ARTIFACTS / "sql-live-running.png")
     assert f"running, lag 0: run {run[:8]} (continuous)" in text
+    dead_topic = ["kafka", "dead-letters.pageviews_enriched.topic"]
+    letters = ui_driver.wait_for(lambda: [row for row in ui_driver.latest_observation(
+        sql_server, dead_topic).get("latest_rows") or [] if '"viewtime": 4,' in str(row)],
+        "the new dead letter while the query runs", timeout_s=90)
+    assert letters[0].get("USERID STRING (key)") == '"User_7"'
+    assert [r["status"] for r in ui_driver.job_runs(sql_server, "start_pageviews_enriched")
+            if r["runId"] == run] == ["STARTED"]
+    text = ui_driver.show_events(page, sql_server, "/".join(dead_topic), "USERID STRING (key)",
+                                 ARTIFACTS / "sql-dead-letters-running.png")
+    assert "value (raw)" in text and "base64" not in text
     stop = ui_driver.launch(page, sql_server, "stop_pageviews_enriched", ARTIFACTS / "sql-stop.png",
                             asset_job=False, from_asset="pageviews_enriched")
     ui_driver.wait_for(lambda: live_state(sql_server, "pageviews_enriched").startswith("stopped"),
@@ -118,6 +163,9 @@ def test_sql_start_and_stop_by_click(sql_server, pageviews_samples, browser):
     assert "stopped_at_offsets" in text and '"pageviews"' in text
     assert [r["status"] for r in ui_driver.job_runs(sql_server, "start_pageviews_enriched")
             if r["runId"] == run] == ["SUCCESS"]
+    text = ui_driver.show_asset(page, sql_server, "kafka/PAGEVIEWS_ENRICHED.topic",
+                                ARTIFACTS / "sql-output-preview.png")
+    assert "USERID STRING (key)" in text and "REGIONID STRING" in text
 
 
 def test_sql_reset_from_the_asset_page_then_both_outputs_hold_each_result_once(
@@ -154,8 +202,17 @@ def outputs(bootstrap: str, topic: str, table: Path) -> tuple[int, int]:
 
 
 def test_sql_backfill(sql_server, browser):
-    """A two-day backfill; then the backfill is done (not "In progress") and the table's page
-    keeps its preview, with no streaming figure recorded as a zero."""
+    """The backfill partitions are the two days the input data is in (not every day since
+    1970); a two-day backfill; then the backfill is done (not "In progress"), the table's page
+    keeps its preview, with no streaming figure recorded as a zero, and the query's figures
+    (input_rows, ...) are the last run's still."""
+    # Issue 40 item 5: the partitions are the windows holding data (from STREAMJOIN_BACKFILL_START)
+    assert ui_driver.wait_for(lambda: ui_driver.partition_keys(
+        sql_server, "backfill_pageviews_enriched") == [FIRST_DAY, NEXT_DAY] or None,
+        "the windows holding data as partitions", timeout_s=60)
+    windows = ui_driver.latest_observation(sql_server, ["pageviews_enriched"])["data_windows"]
+    assert [row["window"] for row in windows] == [FIRST_DAY, NEXT_DAY]
+    before = ui_driver.server_latest(sql_server, ["pageviews_enriched"])
     page = ui_driver.new_page(browser)
     statuses = ui_driver.backfill(page, sql_server, "backfill_pageviews_enriched",
                                   [FIRST_DAY, NEXT_DAY], ARTIFACTS / "sql-backfill.png")
@@ -165,3 +222,4 @@ def test_sql_backfill(sql_server, browser):
     text = ui_driver.show_asset(page, sql_server, "delta/pageviews_enriched.table",
                                 ARTIFACTS / "sql-backfill-table.png")
     assert "latest_rows" in text and "partition" in text and "input_rows" not in text
+    assert ui_driver.server_latest(sql_server, ["pageviews_enriched"]) == before  # figures stay

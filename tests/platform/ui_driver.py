@@ -138,6 +138,12 @@ def materialize(page: Page, server: Webserver, query: str, shot: Path) -> dict:
     return {"status": run["status"], "metadata": metadata}
 
 
+def server_latest(server: Webserver, path: list[str]) -> dict:
+    """{label: int value} of the asset's latest materialization."""
+    latest = server.graphql(LATEST, {"path": path})["assetOrError"]["assetMaterializations"]
+    return {e["label"]: e.get("intValue") for e in latest[0]["metadataEntries"]} if latest else {}
+
+
 def backfill(page: Page, server: Webserver, job: str, partitions: list[str],
              shot: Path) -> dict[str, str]:
     """Launch a backfill of `partitions` from the job's partitions page; {partition: status}."""
@@ -277,3 +283,37 @@ def green(server: Webserver, query: str) -> bool:
 
 def live_state(server: Webserver, query: str) -> str:
     return checks(server, [query])["live_status"][1] or ""
+
+
+OBSERVED = """query Observed($path: [String!]!) { assetOrError(assetKey: {path: $path}) {
+  ... on Asset { assetObservations(limit: 1) { runId metadataEntries { label
+    ... on IntMetadataEntry { intValue } ... on FloatMetadataEntry { floatValue }
+    ... on TextMetadataEntry { text } ... on TableMetadataEntry { table { records } } } } } } }"""
+PARTITION_KEYS = """query Keys($job: String!, $location: String!) { pipelineOrError(params: {
+  pipelineName: $job, repositoryName: "__repository__", repositoryLocationName: $location}) {
+  ... on Pipeline { partitionKeysOrError { partitionKeys } } } }"""
+
+
+def latest_observation(server: Webserver, path: list[str]) -> dict:
+    """{label: value} of the asset's latest observation ({} before any); a table as its rows."""
+    import json
+
+    found = server.graphql(OBSERVED, {"path": path})["assetOrError"].get("assetObservations") or []
+    if not found:
+        return {}
+    values = {}
+    for entry in found[0]["metadataEntries"]:
+        table = entry.get("table")
+        values[entry["label"]] = [json.loads(r) for r in table["records"]] if table else next(
+            (entry[k] for k in ("intValue", "floatValue", "text") if k in entry), None)
+    return values
+
+
+def partition_keys(server: Webserver, job: str) -> list[str]:
+    found = server.graphql(PARTITION_KEYS, {"job": job, "location": location(server)})
+    return found["pipelineOrError"]["partitionKeysOrError"]["partitionKeys"]
+
+
+def show_events(page: Page, server: Webserver, key: str, loaded_when: str, shot: Path) -> str:
+    """The asset's Events tab with its latest event (an observation's metadata, tables too)."""
+    return _page_text(page, f"{server.url}/assets/{key}?view=events", loaded_when, shot)
