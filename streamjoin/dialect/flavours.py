@@ -72,6 +72,7 @@ class Flavour:
     # elsewhere only 'avro-confluent' does (Flink's plain 'avro' has no registry)
     registry_format_names: bool = False
     joins_kafka_values: bool = True  # False: a join of a source whose value is in the KAFKA format is refused
+    insert_matches_target_columns: bool = False  # INSERT INTO writes exactly the target's columns, by name
     # a persistent query's sink takes the formats of the first source in its FROM unless it names
     # its own (else the default KAFKA key and JSON value)
     sink_formats_from_source: bool = False
@@ -151,6 +152,7 @@ class Ksqldb(Flavour):
     format_property_covers_key = True
     registry_format_names = True
     joins_kafka_values = False  # ksqlDB's KAFKA value format does not support JOIN
+    insert_matches_target_columns = True
     sink_formats_from_source = True
     header_columns = True
     join_model = JoinModel.KEYED

@@ -27,6 +27,7 @@ from streamjoin.plan.lookup_join import check_lookup_tables, check_one_cluster
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, sink_formats, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
 from streamjoin.plan.rewrites import walk
+from streamjoin.plan.insert_checks import check_insert_columns
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
 from streamjoin.plan.temporal_functions import declare_temporal_function, is_function_declaration
@@ -202,7 +203,9 @@ def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
                         "key_format": target.key_format, "value_format": target.value_format,
                         "wrap_single_value": str(target.wrap_single_value).lower(),
                         "wrap_single_key": str(target.wrap_single_key).lower()})
-    return _plan_query(ctx, insert.expression, views, target.name, None, props, insert)
+    planned = _plan_query(ctx, insert.expression, views, target.name, None, props, insert)
+    check_insert_columns(ctx, target, planned.key_columns, planned.value_columns, insert.expression)
+    return planned
 
 
 def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, statement) -> PlannedQuery:

@@ -38,6 +38,7 @@ SWITCHES = {
     "format_property_covers_key": (True, False, False, False),
     "registry_format_names": (True, False, False, False),
     "joins_kafka_values": (False, True, True, True),
+    "insert_matches_target_columns": (True, False, False, False),
     "sink_formats_from_source": (True, False, False, False),
     "multi_column_key_format": (None, "JSON", None, None),
     "header_columns": (True, False, False, False),

@@ -45,3 +45,13 @@ def test_a_schema_id_is_a_whole_number():
     with pytest.raises(StreamJoinError, match="VALUE_SCHEMA_ID is a schema id"):
         plan_program("CREATE STREAM S (ID INT KEY, V STRING) WITH (kafka_topic='s', value_format='AVRO', "
                      "value_schema_id='x');", Catalog(), "ksqldb")
+
+
+@pytest.mark.parametrize("select, named", [("K, DATA AS DATA_1", "DATA_2"),
+                                           ("K, DATA AS DATA_1, DATA AS DATA_2, DATA AS DATA_3", "DATA_3")])
+def test_insert_into_writes_exactly_the_targets_columns(select, named):
+    sql = ("CREATE STREAM S (K STRING KEY, DATA STRING) WITH (kafka_topic='s', value_format='JSON');\n"
+           "CREATE STREAM OUT AS SELECT K, DATA AS DATA_1, DATA AS DATA_2 FROM S;\n"
+           f"INSERT INTO OUT SELECT {select} FROM S;")
+    with pytest.raises(StreamJoinError, match=f"INSERT INTO OUT writes the columns .*{named}"):
+        plan_program(sql, Catalog(), "ksqldb")
