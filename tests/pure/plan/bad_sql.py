@@ -24,6 +24,10 @@ class Case:
     col: int
 
 
+JDBC = ("CREATE TABLE c (id INT, name STRING) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://h/db', "
+        "'table-name' = 'c');\n")
+LOOKUP_PROBE = "CREATE TABLE k (id INT, pt AS PROCTIME(), ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('topic' = 'k');\n"
+
 # Each flavour's sources.sql: the relations the cases read.
 SOURCES = {
     "ksqldb": """-- dialect: ksqldb
@@ -280,6 +284,14 @@ CASES = [
          F, "connector-option", 1, 82),
     Case("CREATE TABLE t (v STRING) WITH ('topic' = 't', 'properties.security.protocol' = 'SSL');\nSELECT v FROM t;",
          F, "connector-option", 1, 81),
+    # a JDBC table is read by lookup joins only (FOR SYSTEM_TIME AS OF a processing-time attribute)
+    Case(JDBC + LOOKUP_PROBE + "SELECT k.id, c.name FROM k JOIN c FOR SYSTEM_TIME AS OF k.ts ON k.id = c.id;",
+         F, "lookup-join", 3, 57),
+    Case(JDBC + "SELECT id FROM c;", F, "lookup-join", 2, 1),
+    Case(JDBC + LOOKUP_PROBE + "SELECT k.id, c.name FROM k JOIN c ON k.id = c.id;", F, "lookup-join", 3, 33),
+    Case("CREATE TABLE a (id INT) WITH ('topic' = 'a', 'properties.bootstrap.servers' = 'one:9092');\n"
+         "CREATE TABLE b (id INT) WITH ('topic' = 'b', 'properties.bootstrap.servers' = 'two:9092');\n"
+         "SELECT a.id FROM a JOIN b ON a.id = b.id;", F, "kafka-cluster", 3, 1),
     Case("SELECT o.order_id, o.product_id, p.product_id FROM orders o JOIN products p ON o.product_id = p.product_id;",
          F, "duplicate-column", 1, 34),
     Case("SELECT STREAM o._key, o.item, p.paid AS item FROM orders o JOIN payments p ON o._key = p._key WITHIN 5s;",
