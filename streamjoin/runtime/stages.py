@@ -90,8 +90,8 @@ class JoinStage(Stage):
 
     def on_event(self, event: Event, port: Side) -> list[Event]:
         kind, key, env, ts = event
-        if env is not None:
-            key = (self.left_key if port is _LEFT else self.right_key)(env)
+        if env is not None:  # an ARRAY, MAP or STRUCT join key is made hashable, as RekeyStage makes it
+            key = hashable((self.left_key if port is _LEFT else self.right_key)(env))
         self.seq += 1
         changes = self.processor.process(Record._make((port, key, env, ts, self.seq, kind)))
         return [self._event(c) for c in changes]

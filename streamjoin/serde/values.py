@@ -430,4 +430,6 @@ def hashable(value: Any) -> Any:
         return FrozenList(hashable(item) for item in value)
     if isinstance(value, dict):
         return FrozenDict((name, hashable(item)) for name, item in value.items())
+    if type(value) is tuple and any(isinstance(item, (list, dict)) for item in value):  # a key of such parts
+        return tuple(hashable(item) for item in value)
     return value
