@@ -114,5 +114,13 @@ def run_query(context: dg.AssetExecutionContext, engine: Engine, query: Query, m
                 stop = Stop(requested)
             drain_and_stop(engine.spark, stop)
     if "error" in outcome:
-        raise outcome["error"]
+        raise _as_failure(outcome["error"])
     return outcome["report"], stop
+
+
+def _as_failure(error: BaseException) -> BaseException:
+    """The engine's own errors (the brokers gone, data loss, a failed query) say what happened in
+    one line: the run fails with that line, not a Python traceback; anything else as it is."""
+    if type(error).__module__.startswith("streamjoin."):
+        return dg.Failure(description=str(error))
+    return error
