@@ -2,4 +2,19 @@
 (one line). tests/integration/test_ksqldb_formats_suite.py reports them as xfail; any other
 failure fails."""
 
-KNOWN_FAILURES: dict[str, str] = {}
+_ORDER = ("the result spans 128 partitions and is read back in partition order, not in the order "
+          "ksqlDB's single-task test driver wrote it (the same records)")
+
+KNOWN_FAILURES: dict[str, str] = {
+    "qtt.fk-join.json::table-table foreign key join with JSON_SR schema and schema id": _ORDER,
+    "qtt.fk-join.json::table-table foreign key join with PROTOBUF schema and schema id": _ORDER,
+    "qtt.table-table-join.json::table-table key join with protobuf schema and schema id":
+        "the two tables' keys are in different registry schemas (ids 101, 201), so one key's bytes differ and its "
+        "rows land in different partitions of 128: co-partitioning compares key formats, not schemas",
+    "qtt.joins.json::matching time-windowed - SR-enabled key format":
+        "a HOPPING-windowed key and a TUMBLING-windowed key are refused as a join pair; ksqlDB joins them",
+    "qtt.group-by.json::on join":
+        "SUM over a table-table join's updates counts the replaced row too (205 where ksqlDB has 105)",
+    "qtt.sum.json::sum int left join of table":
+        "SUM of only NULLs (a LEFT JOIN without its right row) is NULL; ksqlDB's SUM starts at 0",
+}
