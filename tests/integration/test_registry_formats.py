@@ -127,3 +127,24 @@ def test_a_record_that_does_not_fit_its_schema_is_a_dead_letter_naming_where_it_
     outputs = runtime.process(InputRow(topic, 0, 41, 0, None, b"\x00\x00\x00\x00\x63garbage"))
     rejected = [o for o in outputs if isinstance(o, Rejected)]
     assert rejected and rejected[0].reason.startswith(f"{topic}[0]@41: value: not AVRO of the registry's schema")
+
+
+def test_the_registry_command_starts_reports_and_stops_the_projects_registry(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "STREAMJOIN_HOME": str(tmp_path)}
+    env.pop("STREAMJOIN_SCHEMA_REGISTRY_URL", None)
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "streamjoin", "registry", *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+    started = cli("start")
+    assert started.returncode == 0 and "schema registry running: http://127.0.0.1:" in started.stdout
+    try:
+        status = cli("status")
+        assert status.returncode == 0 and "(answering)" in status.stdout
+    finally:
+        assert "schema registry stopped" in cli("stop").stdout
+    assert cli("status").returncode == 1
