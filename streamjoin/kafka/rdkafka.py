@@ -61,9 +61,7 @@ def produce_columns(client_config: dict, topics: list, keys: list, values: list,
                     headers: list, writer_id: str, batch_id, task: int, max_bytes: int = KAFKA_DEFAULT_LIMIT) -> int:
     """`produce_arrow` for records already held as Python columns (a task's results: no Arrow
     to build and read back); timestamps in epoch ms, headers a record's (key, bytes) pairs or None."""
-    id_prefix = _id_prefix(writer_id, batch_id, task)
-    return _send(client_config, lambda count: [_columns(topics, values, keys, None, timestamps, headers,
-                                                        id_prefix, 0, task, count)],
+    return _send(client_config, columns_of(topics, keys, values, timestamps, headers, writer_id, batch_id, task),
                  0 in timestamps, task, max_bytes)
 
 
@@ -79,6 +77,15 @@ def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int, 
     if epoch_zero:
         return _send_with_kafka_python(client_config, columns, task)
     failures: list[str] = []
+    producer = new_producer(client_config, max_bytes, failures)
+    sent = produce_rows(producer, columns)
+    await_acknowledgements(producer, sent, failures)
+    return sent
+
+
+def new_producer(client_config: dict, max_bytes: int, failures: list[str], **extra) -> Producer:
+    """A librdkafka producer for a write's records; a failed delivery appends its reason to
+    `failures`. `extra`: more librdkafka settings (a transactional producer's)."""
 
     def delivered(error, message) -> None:
         failures.append(f"{message.topic()}[{message.partition()}]: {error}")
@@ -86,11 +93,15 @@ def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int, 
     # Only failed deliveries call back into Python (a successful one would cost a Message object
     # and a call per record); flush() still waits for every acknowledgement. A record batch never
     # outgrows what the topics take (librdkafka's own defaults are 1,000,000 bytes).
-    producer = Producer({**rdkafka_config(client_config), "partitioner": "murmur2_random", "acks": "all",
-                         "message.max.bytes": max_bytes, "batch.size": min(max_bytes, 1_000_000),
-                         "linger.ms": 20, "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000,
-                         "queue.buffering.max.kbytes": 512 * 1024, "on_delivery": delivered,
-                         "delivery.report.only.error": True})
+    return Producer({**rdkafka_config(client_config), "partitioner": "murmur2_random", "acks": "all",
+                     "message.max.bytes": max_bytes, "batch.size": min(max_bytes, 1_000_000),
+                     "linger.ms": 20, "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000,
+                     "queue.buffering.max.kbytes": 512 * 1024, "on_delivery": delivered,
+                     "delivery.report.only.error": True, **extra})
+
+
+def produce_rows(producer: Producer, columns: RowSource) -> int:
+    """Hands every row of `columns` to `producer` (with its replay header); how many."""
     counts: dict[str, int] = {}
 
     def partition_count(topic: str) -> int:
@@ -112,11 +123,22 @@ def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int, 
                 _produce_when_room(producer, args)
             sent += 1
         producer.poll(0)  # serve the delivery reports so far: their records leave the queue
+    return sent
+
+
+def await_acknowledgements(producer: Producer, sent: int, failures: list[str]) -> None:
+    """Waits for every record's acknowledgement; ProduceFailed when one is missing or failed."""
     unsent = producer.flush(STALL_TIMEOUT_S)
     if unsent or failures:
         raise ProduceFailed(f"{unsent + len(failures)} of {sent} records were not acknowledged"
                             + (f", e.g. {failures[0]}" if failures else f" within {STALL_TIMEOUT_S:g} s"))
-    return sent
+
+
+def columns_of(topics: list, keys: list, values: list, timestamps: list, headers: list, writer_id: str,
+               batch_id, task: int) -> RowSource:
+    """A task's results held as Python columns, as the rows of a write (`produce_columns`)."""
+    id_prefix = _id_prefix(writer_id, batch_id, task)
+    return lambda count: [_columns(topics, values, keys, None, timestamps, headers, id_prefix, 0, task, count)]
 
 
 class _Columns(NamedTuple):
