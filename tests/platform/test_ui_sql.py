@@ -125,6 +125,8 @@ def test_sql_overview_every_query_with_its_figures(sql_server, browser):
     text = ui_driver.show_events(page, sql_server, "pageviews_enriched", "lag_by_partition",
                                  ARTIFACTS / "sql-figures.png")
     assert "read_per_second" in text
+    plots = ui_driver.show_plots(page, sql_server, "pageviews_enriched", ARTIFACTS / "sql-plots.png")
+    assert "consumer_lag" in plots  # a plot per number over time
 
 
 def test_sql_start_stop_and_dead_letters_while_running(sql_server, pageviews_samples, browser):
@@ -223,3 +225,24 @@ def test_sql_backfill(sql_server, browser):
                                 ARTIFACTS / "sql-backfill-table.png")
     assert "latest_rows" in text and "partition" in text and "input_rows" not in text
     assert ui_driver.server_latest(sql_server, ["pageviews_enriched"]) == before  # figures stay
+
+
+RELOAD = """mutation Reload($location: String!) { reloadRepositoryLocation(repositoryLocationName: $location) {
+  __typename } }"""
+ASSET = """query Asset($path: [String!]!) { assetOrError(assetKey: {path: $path}) { __typename } }"""
+
+
+def test_sql_deleted_file_leaves_no_assets(sql_server, sql_root, browser):
+    """Issue 40 item 6: a deleted query file's assets (the query, its topics and tables, with
+    their materializations) leave the catalog at the next status tick after the reload."""
+    (sql_root / "sql" / "ksqldb" / "pageviews_enriched.sql").unlink()
+    sql_server.graphql(RELOAD, {"location": ui_driver.location(sql_server)})
+    for path in (["pageviews_enriched"], ["delta", "pageviews_enriched.table"],
+                 ["kafka", "dead-letters.pageviews_enriched.topic"]):
+        ui_driver.wait_for(lambda: sql_server.graphql(ASSET, {"path": path})["assetOrError"][
+            "__typename"] == "AssetNotFoundError", f"{'/'.join(path)} wiped", timeout_s=90)
+    page = ui_driver.new_page(browser)
+    page.goto(f"{sql_server.url}/assets?search=pageviews")
+    ui_driver.settle(page)
+    page.screenshot(path=str(ARTIFACTS / "sql-orphans-wiped.png"))
+    assert "pageviews_enriched.table" not in page.inner_text("body")
