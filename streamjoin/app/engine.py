@@ -144,7 +144,7 @@ class Engine:
         calling `on_progress(report)` after each batch. `on_data_loss` (default: the settings')
         says what to do when the checkpoint points outside a topic's log: fail, or go on from the
         log's earliest or latest offset."""
-        from streamjoin.spark.query import SinkTarget, streaming_run
+        from streamjoin.spark.query import SinkTarget, replay_writer_id, streaming_run
 
         mode = mode or query.mode
         if mode not in MODES:
@@ -163,7 +163,8 @@ class Engine:
                                           self.bootstrap, self.settings)
         for sub in query.compiled:
             is_main = sub is query.compiled[-1]
-            target = SinkTarget(table=DeltaOutput(sub, delta_path) if is_main else None,
+            lifetime = replay_writer_id(sub.name, self.checkpoint_root(query) / sub.name)
+            target = SinkTarget(table=DeltaOutput(sub, delta_path, lifetime) if is_main else None,
                                 dead_letter_writer=dead_letters)
             run = streaming_run(sub, self._source_options(query, sub, policy), self.client_config,
                                 self.checkpoint_root(query) / sub.name, target=target)

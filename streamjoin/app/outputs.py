@@ -47,12 +47,14 @@ class DeltaOutput:
     A record that does not fit comes back as rejected, and the driver keeps it out of Kafka too, so
     the topic and the table always hold the same results."""
 
-    def __init__(self, query: CompiledQuery, path: str) -> None:
+    def __init__(self, query: CompiledQuery, path: str, app_id: str | None = None) -> None:
+        # Delta's app id: one per checkpoint lifetime (`<query>@<epoch>`, as the replay ids), so a
+        # run on a new checkpoint, whose batch ids start at 0 again, is not skipped as done.
         self.query, self.path = query, path
         serde = query.sink_serde
         self.keys = [name for name, _ in serde.key_columns]
         self.sink = DeltaSink(path, mode="merge" if query.sink.kind == Kind.TABLE and self.keys else "append",
-                              key_columns=self.keys, app_id=query.name)
+                              key_columns=self.keys, app_id=app_id or query.name)
         declared = [*serde.key_columns, *serde.payload_columns]
         self.declared = {name: arrow_type(t) for name, t in declared if t.name != "ANY"}
 
