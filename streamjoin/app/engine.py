@@ -17,15 +17,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from streamjoin.app import identity
 from streamjoin.registry import service as registry_service
-from streamjoin.app.outputs import DeltaOutput, dead_letter_writer, decoded_rows
+from streamjoin.app.outputs import DeltaOutput, dead_letters
 from streamjoin.app.project import Query
 from streamjoin.app.startup import starting_offsets
-from streamjoin.delta.tables import replace_range
 from streamjoin.kafka import admin, offsets
 from streamjoin.kafka.offsets import DataLossError, TopicPartition  # noqa: F401 - DataLossError: what a run raises
 from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_options
@@ -159,13 +156,11 @@ class Engine:
             self._read_positions(query)  # raises DataLossError before any Spark query starts
         delta_path = self.delta_path(query)
         report = RunReport(query=query.name, output_topic=query.output_topic, delta_path=delta_path)
-        dead_letters = dead_letter_writer(query.name, self.dead_letter_topic(query), self.dead_letter_path(query),
-                                          self.bootstrap, self.settings)
+        rejected = dead_letters(query.name, self.dead_letter_topic(query), self.dead_letter_path(query))
         for sub in query.compiled:
             is_main = sub is query.compiled[-1]
             lifetime = replay_writer_id(sub.name, self.checkpoint_root(query) / sub.name)
-            target = SinkTarget(table=DeltaOutput(sub, delta_path, lifetime) if is_main else None,
-                                dead_letter_writer=dead_letters)
+            target = SinkTarget(table=DeltaOutput(sub, delta_path, lifetime) if is_main else None, dead_letters=rejected)
             run = streaming_run(sub, self._source_options(query, sub, policy), self.client_config,
                                 self.checkpoint_root(query) / sub.name, target=target)
             if is_main and mode == "continuous":
@@ -243,22 +238,21 @@ class Engine:
     def backfill(self, query: Query, start_ms: int, end_ms: int) -> RunReport:
         """Recompute [start_ms, end_ms) in batch mode with the same plan — over the input up to
         end_ms, so joins see the state that time range had — and replace that range of the Delta
-        table in one commit."""
-        from streamjoin.spark.batch import run_batch
+        table in one commit (delta-spark, from the executors: `spark.batch.backfill`). Results
+        the table cannot take are left out and counted as dead letters (not written to the
+        dead-letter topic: a backfill produces nothing to Kafka)."""
+        from streamjoin.spark import batch, delta_writes
         from streamjoin.spark.query import task_processor, task_routing
 
         if len(query.compiled) > 1:
             raise NotImplementedError(f"{query.name}: backfill of a query with a repartition topic")
         self._connect()
-        sub = query.compiled[-1]
-        records = run_batch(self.spark, task_processor(sub), sub.input_topics, self.kafka_options(),
-                            ending_timestamp=end_ms, routing=task_routing(sub, self.client_config))
-        ts = records.column("ts")
-        records = records.filter(pc.and_(pc.greater_equal(ts, start_ms), pc.less(ts, end_ms)))
-        rows = decoded_rows(sub, records)
-        path = self.delta_path(query)
-        version = replace_range(path, pa.Table.from_pylist(rows) if rows else None, "__ts", start_ms, end_ms)
-        return RunReport(query=query.name, output_rows=len(rows), delta_path=path, delta_version=version,
+        sub, path = query.compiled[-1], self.delta_path(query)
+        table_rows = DeltaOutput(sub, path).rows(self.spark)
+        written = batch.backfill(self.spark, task_processor(sub), sub.input_topics, self.kafka_options(), table_rows,
+                                 start_ms, end_ms, routing=task_routing(sub, self.client_config))
+        return RunReport(query=query.name, output_rows=written["rows"], dead_letters=written["rejected"],
+                         delta_path=path, delta_version=delta_writes.version(self.spark, path),
                          output_topic=query.output_topic)
 
     @_on_its_cluster

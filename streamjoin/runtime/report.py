@@ -25,6 +25,7 @@ class RunReport:
     output_topic: str = ""
     delta_path: str = ""
     delta_version: int | None = None
+    driver_rows: int = 0  # rows the driver took from the batches: the tasks' figures, never a result
     extra: dict = field(default_factory=dict)
     # Where the time went, seconds per stage: the tasks' (summed over tasks: ordering, decode,
     # operators, encode, state reads and writes), the driver's per batch (collect = the Spark job
@@ -52,7 +53,8 @@ class RunReport:
             self.add_seconds({f"task.{stage}": value for stage, value in task.get("seconds", {}).items()})
             for name, value in counts.items():
                 self.extra[name] = self.extra.get(name, 0) + value
-        self.dead_letters += batch["rejected_by_table"] + batch.get("refused_by_kafka", 0)
+        # A result its topic or the Delta table refuses is a dead letter the task counted itself.
+        self.driver_rows += batch.get("driver_rows", 0)
         if batch["delta_version"] is not None:
             self.delta_version = batch["delta_version"]
         self.add_seconds(batch["seconds"])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import pickle
-from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 from functools import cached_property
@@ -48,6 +47,8 @@ from streamjoin.spark.task_keys import task_of
 if TYPE_CHECKING:
     import pandas as pd
 
+    from streamjoin.spark.task_sink import TaskSink
+
 # What a task emits: sink records, dead letters and metric deltas, told apart by `channel`.
 OUTPUT_SCHEMA = (
     "channel string, topic string, key binary, value binary, ts long, "
@@ -62,7 +63,7 @@ PAGE_KEY_SCHEMA = StructType([StructField("store", StringType()), StructField("p
 PAGE_SCHEMA = StructType([StructField("data", BinaryType())])
 RUNTIME_KEY = ("", 0)  # beside the pages, whose store ids are never empty
 SINK, DEAD_LETTER, METRICS = "sink", "dead", "metrics"
-BATCH_ID_PROPERTY = "streaming.sql.batchId"  # Spark's local property for a micro-batch's tasks
+
 COLUMNS = [c.split()[0] for c in OUTPUT_SCHEMA.split(", ")]
 
 
@@ -90,43 +91,6 @@ class MapStatePages:
             self.state.updateValue((store, group), (encode_page(data),))
         else:
             self.state.removeKey((store, group))
-
-
-@dataclass(frozen=True)
-class TaskSink:
-    """Where a task produces its own sink records: a query whose results go only to Kafka (no
-    Delta output, which must see the whole batch first to keep what it rejects out of Kafka too).
-    Otherwise every result would travel packed through Spark to the driver, be unpacked there and
-    be produced by one process after both tasks end. The guarantee stays at-least-once: the task
-    waits for every acknowledgement before its batch can commit, and a replayed batch gives each
-    task the same records, so its results carry the same ids, "<writer_id>:<batch>:<task>.<seq>"
-    (writer_id: "<query>@<checkpoint epoch>", `query.replay_writer_id`)."""
-
-    client_config: dict
-    writer_id: str
-
-    def produce(self, rows: list[tuple], task: int) -> tuple[list[tuple], int, int]:
-        """Produces the SINK rows of `rows` that their topic takes; the other rows (with a dead
-        letter for each result too large for its topic), how many records it produced, and how
-        many it refused."""
-        sink = [row for row in rows if row[0] == SINK]
-        if not sink:
-            return rows, 0, 0
-        from pyspark import TaskContext
-
-        from streamjoin.kafka.limits import oversized, topic_limit
-        from streamjoin.kafka.rdkafka import produce_columns  # see TaskProcessor's docstring
-
-        limits = {topic: topic_limit(self.client_config, topic) for topic in {row[1] for row in sink}}
-        refused = dict(oversized(limits, *([row[i] for row in sink] for i in (1, 2, 3, 9))))
-        dead = [(DEAD_LETTER, row[1], row[2], None, *row[4:8], refused[n], None) for n, row in enumerate(sink)
-                if n in refused]
-        sink = [row for n, row in enumerate(sink) if n not in refused]
-        batch_id = TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)
-        topics, keys, values, timestamps, headers = ([row[i] for row in sink] for i in (1, 2, 3, 4, 9))
-        sent = produce_columns(self.client_config, topics, keys, values, timestamps, headers, self.writer_id,
-                               batch_id, task, max_bytes=min(limits.values())) if sink else 0
-        return [row for row in rows if row[0] != SINK] + dead, sent, len(dead)
 
 
 class TaskProcessor(StatefulProcessor):
@@ -180,12 +144,14 @@ class TaskProcessor(StatefulProcessor):
         lap("processing")  # decode + operators + encode, split in runtime.seconds
         self.pages.keep_runtime(save_runtime(runtime, self.pages))
         lap("state_write")
-        produced = 0
-        if self.sink is not None:
-            out, produced, refused = self.sink.produce(out, task)
-            runtime.metrics["dead_letters"] += refused
+        sent: dict = {}
+        if self.sink is not None:  # results and dead letters leave from here (`task_sink`)
+            out, sent = self.sink.emit(out, task)
+            runtime.metrics["dead_letters"] += sent["refused_by_kafka"] + sent["rejected_by_table"]
             lap("produce")
-        packed = packed_frame(out)
+            packed = pd.DataFrame(out, columns=COLUMNS)
+        else:
+            packed = packed_frame(out)
         del ordered, out
         yield packed
         lap("output_frame")
@@ -193,8 +159,7 @@ class TaskProcessor(StatefulProcessor):
         delta.subtract(before)
         seconds = {**lap.seconds, **runtime.seconds}
         seconds["processing_other"] = seconds.pop("processing") - sum(runtime.seconds.values())
-        figures = {"counts": dict(+delta), "stream_time": runtime.stream_time, "seconds": seconds,
-                   "produced": produced}
+        figures = {"counts": dict(+delta), "stream_time": runtime.stream_time, "seconds": seconds, **sent}
         yield pd.DataFrame([(METRICS, None, None, None, None, None, task, None, json.dumps(figures), None)],
                            columns=COLUMNS)
 

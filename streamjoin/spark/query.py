@@ -2,10 +2,14 @@
 
     streamjoin_kafka source (all input topics, records packed in chunks) ─▶ groupBy(task)  [Kafka partition, one per core; TaskRouting]
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
-      ─▶ foreachBatch: results unpacked (packing); sink records → Kafka (+ replay header) and
-         Delta; dead letters → their topic and Delta table; metric deltas → the run's report
-         (`batch_figures`). A query without a Delta output has its tasks produce their sink
-         records themselves (`TaskSink`), so only dead letters and metrics reach the driver.
+         each task, after its batch (`task_sink.TaskSink`): results its topic or the Delta table
+         cannot take become dead letters; the rest are produced to Kafka (+ replay header) from
+         the task; dead letters to their topic; Delta rows and dead letters packed for Spark
+      ─▶ foreachBatch (`_write_batch`): the batch kept on the executors (persist); the driver
+         collects the tasks' figures (one METRICS row a task, never a result row), then has
+         delta-spark write the Delta rows and the dead letters from the executors
+         (`delta_writes`: append / MERGE, exactly once per batch id), and writes the batch's
+         figures (`batch_figures`).
 
 The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
 replays the batch; its records carry the same `streamjoin.id` header (query@epoch:batch:task.seq)
@@ -20,31 +24,25 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
-import pyarrow as pa
+from pyspark import StorageLevel, cloudpickle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from streamjoin.delta.rows import TableRows, unified_schema
 from streamjoin.kafka import offsets
-from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT, oversized, topic_limit
-from streamjoin.kafka.rdkafka import produce_arrow
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.runtime.contract import STATE_FORMAT
 from streamjoin.runtime.report import Laps, RunReport
-from streamjoin.spark.adapter import (
-    DEAD_LETTER,
-    METRICS,
-    OUTPUT_SCHEMA,
-    SINK,
-    TaskProcessor,
-    TaskSink,
-)
+from streamjoin.spark import delta_writes
+from streamjoin.spark.adapter import METRICS, OUTPUT_SCHEMA, TaskProcessor
 from streamjoin.spark.batch_figures import BatchFigures
-from streamjoin.spark.packing import unpack_results
+from streamjoin.spark.dead_letters import DEAD_LETTER_ARROW_SCHEMA
 from streamjoin.spark.paged_state import incompatible
 from streamjoin.spark.session import kafka_source_for_query
 from streamjoin.spark.task_keys import task_key
+from streamjoin.spark.task_sink import DEAD_ROWS, TABLE_ROWS, DeadLetters, TaskSink
 
 
 class QueryFailed(RuntimeError):
@@ -73,13 +71,14 @@ def root_cause(spark_message: str) -> str:
 
 
 class TableOutput(Protocol):
-    """A table the results also go to (the Delta output): `prepare` converts a batch's sink records
-    before anything is written and names those that do not fit; `write` commits the prepared rows
-    once per batch id and returns the table version."""
+    """A table the results also go to (the Delta output): `rows` is what a task converts its sink
+    records into, with the table's schema as the query starts (the check moves into the tasks);
+    `write` commits a batch's rows (a DataFrame on the executors) once per batch id and returns
+    the table version."""
 
-    def prepare(self, records: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]: ...
+    def rows(self, spark: SparkSession) -> TableRows: ...
 
-    def write(self, rows: pa.Table, batch_id: int) -> int | None: ...
+    def write(self, rows: DataFrame, batch_id: int) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ class SinkTarget:
     """Where a sub-topology's results go besides its Kafka topic."""
 
     table: TableOutput | None = None
-    dead_letter_writer: Callable[[pa.Table, int], object] | None = None
+    dead_letters: DeadLetters | None = None
 
 
 @dataclass(frozen=True)
@@ -173,12 +172,18 @@ class StreamingRun:
     max_offsets_per_trigger: int | None = None
     routing: TaskRouting = field(default_factory=TaskRouting)
     figures: BatchFigures = field(init=False)
+    table_rows: TableRows | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.figures = BatchFigures(self.checkpoint)
 
     def start(self, spark: SparkSession, trigger: dict | None = None):
         """Starts the query; `refresh(report)` adds what its batches did since the last call."""
+        if self.target.table is not None:  # the tasks check their results against the table as it is now
+            self.table_rows = self.target.table.rows(spark)
+        self.task_processor.sink = TaskSink(self.client_config, self.writer_id,
+                                            table=cloudpickle.dumps(self.table_rows) if self.table_rows else None,
+                                            dead_letters=self.target.dead_letters)
         reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
                   .option("startingOffsets", self.kafka_options.get("startingOffsets", "earliest")).option("streamjoin.packed", "true")
@@ -234,46 +239,48 @@ class StreamingRun:
 
     def _write_batch(self, df: DataFrame, batch_id: int) -> None:
         lap = Laps()
-        table = unpack_results(df.toArrow())
-        lap("driver.collect")  # the Spark job: read Kafka, shuffle to tasks, run them, bring results back
-        channel = table.column("channel")
-        sink = table.filter(pa.compute.equal(channel, SINK))
-        dead = table.filter(pa.compute.equal(channel, DEAD_LETTER))
-        sink, too_large, max_bytes = _within_topic_limits(sink, self.client_config)
-        dead = pa.concat_tables([dead, too_large])
-        prepared, rejected, delta_version = None, [], None
-        if self.target.table is not None and sink.num_rows:
-            # Checked before anything is written: a result the table cannot take is kept out of
-            # Kafka too, so the topic and the table never disagree.
-            prepared, rejected = self.target.table.prepare(sink)
-            if rejected:
-                dead = pa.concat_tables([dead, _as_dead_letters(sink, rejected)])
-                kept = set(range(sink.num_rows)) - {index for index, _ in rejected}
-                sink = sink.take(sorted(kept))
-        lap("driver.delta_prepare")
-        self._produce(sink, batch_id, max_bytes)
-        lap("driver.produce")
-        if prepared is not None and prepared.num_rows:
-            delta_version = self.target.table.write(prepared, batch_id)
-        lap("driver.delta_write")
-        if dead.num_rows and self.target.dead_letter_writer is not None:
-            self.target.dead_letter_writer(dead, batch_id)
-        lap("driver.dead_letters")
-        metrics = table.filter(pa.compute.equal(channel, METRICS))
-        tasks = [{**json.loads(figures), "task": task} for figures, task
-                 in zip(metrics.column("reason").to_pylist(), metrics.column("src_partition").to_pylist())]
-        produced = sum(task.pop("produced", 0) for task in tasks)  # by the tasks themselves (`TaskSink`)
-        self.figures.write(batch_id, {"tasks": tasks, "rejected_by_table": len(rejected),
-                                      "refused_by_kafka": too_large.num_rows,
-                                      "delta_version": delta_version, "output_rows": sink.num_rows + produced,
+        # Kept where the tasks computed it: the figures and each Delta write read it again, and
+        # running the tasks again would repeat their state changes and produces.
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            tasks, driver_rows = task_figures(df)
+            lap("driver.tasks")  # the Spark job: read Kafka, shuffle to tasks, run them, produce
+            delta_version = self._write_delta(df, tasks, batch_id)
+            lap("driver.delta_write")
+            self._write_dead_letters(df, tasks, batch_id)
+            lap("driver.dead_letters")
+        finally:
+            df.unpersist()
+        total = {name: sum(task.pop(name, 0) for task in tasks)
+                 for name in ("produced", "rejected_by_table", "refused_by_kafka", "table_rows", "dead_letter_rows")}
+        self.figures.write(batch_id, {"tasks": tasks, "rejected_by_table": total["rejected_by_table"],
+                                      "refused_by_kafka": total["refused_by_kafka"], "delta_version": delta_version,
+                                      "output_rows": total["produced"], "driver_rows": driver_rows,
                                       "seconds": lap.seconds})
 
-    def _produce(self, sink: pa.Table, batch_id: int, max_bytes: int) -> None:
-        if not sink.num_rows:
+    def _write_delta(self, df: DataFrame, tasks: list[dict], batch_id: int) -> int | None:
+        if self.table_rows is None or not sum(task.get("table_rows", 0) for task in tasks):
+            return None
+        schema = unified_schema([task.pop("table_schema") for task in tasks if "table_schema" in task],
+                                self.table_rows.row_schema)
+        return self.target.table.write(delta_writes.unpacked(df, TABLE_ROWS, schema), batch_id)
+
+    def _write_dead_letters(self, df: DataFrame, tasks: list[dict], batch_id: int) -> None:
+        target = self.target.dead_letters
+        if target is None or not sum(task.get("dead_letter_rows", 0) for task in tasks):
             return
-        records = pa.table({"topic": sink.column("topic"), "key": sink.column("key"), "value": sink.column("value"),
-                            "timestamp": sink.column("ts").cast(pa.timestamp("ms")), "headers": sink.column("headers")})
-        produce_arrow(self.client_config, records.to_batches(), self.writer_id, batch_id, max_bytes=max_bytes)
+        # One app id per sub-topology and checkpoint lifetime: each numbers its batches from 0 in
+        # its own checkpoint, and again from 0 in a new one.
+        delta_writes.append(delta_writes.unpacked(df, DEAD_ROWS, DEAD_LETTER_ARROW_SCHEMA), target.path,
+                            f"dead-letters:{self.writer_id}", batch_id)
+
+
+def task_figures(df: DataFrame) -> tuple[list[dict], int]:
+    """Each task's figures of a batch (one METRICS row a task), and how many rows the driver took
+    from the batch: the only rows of a batch that reach the driver (`driver_rows` in the batch's
+    figures; tests/integration/test_driver_rows.py holds it to the task count)."""
+    rows = df.filter(F.col("channel") == METRICS).select("reason", "src_partition").collect()
+    return [{**json.loads(figures), "task": task} for figures, task in rows], len(rows)
 
 
 def task_routing(query: CompiledQuery, client_config: dict) -> TaskRouting:
@@ -290,11 +297,10 @@ def task_processor(query: CompiledQuery, sink: TaskSink | None = None) -> TaskPr
 
 def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_config: dict, checkpoint: Path,
                   end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
-    # Named after its sink topic: unique among the queries running at once. Without a table
-    # output, the tasks produce their results themselves (`TaskSink`).
+    # Named after its sink topic: unique among the queries running at once. Its tasks produce
+    # their results themselves (`TaskSink`, set when it starts).
     name, writer_id = query.sink.topic, replay_writer_id(query.name, checkpoint)
-    sink = TaskSink(client_config, writer_id) if target.table is None else None
-    return StreamingRun(name, query.input_topics, task_processor(query, sink), kafka_options, checkpoint,
+    return StreamingRun(name, query.input_topics, task_processor(query), kafka_options, checkpoint,
                         client_config, writer_id, target=target, end_of_input=end_of_input,
                         routing=task_routing(query, client_config))
 
@@ -304,31 +310,6 @@ def run_available(spark: SparkSession, query: CompiledQuery, kafka_options: dict
     """Process everything new on the query's inputs (availableNow) from its checkpoint."""
     run = streaming_run(query, kafka_options, client_config, checkpoint, end_of_input)
     return run.run(spark, RunReport(query=query.name, output_topic=query.sink.topic))
-
-
-def _within_topic_limits(sink: pa.Table, client_config: dict) -> tuple[pa.Table, pa.Table, int]:
-    """The sink rows their topic takes, dead letters of those too large for it (their value left
-    out: the dead-letter topic would refuse it too), and the largest record batch the topics take."""
-    topics = sink.column("topic").to_pylist()
-    limits = {topic: topic_limit(client_config, topic) for topic in set(topics)}
-    headers = [[(h["key"], h["value"]) for h in row] if row else None for row in sink.column("headers").to_pylist()]
-    refused = oversized(limits, topics, sink.column("key").to_pylist(), sink.column("value").to_pylist(), headers)
-    smallest = min(limits.values(), default=KAFKA_DEFAULT_LIMIT)
-    if not refused:
-        return sink, sink.slice(0, 0), smallest
-    too_large = _as_dead_letters(sink, refused)
-    too_large = too_large.set_column(too_large.schema.get_field_index("value"), "value",
-                                     pa.nulls(too_large.num_rows, pa.binary()))
-    kept = sink.take(sorted(set(range(sink.num_rows)) - {index for index, _ in refused}))
-    return kept, too_large, smallest
-
-
-def _as_dead_letters(sink: pa.Table, rejected: list[tuple[int, str]]) -> pa.Table:
-    """Sink rows the table output rejected, as dead-letter rows (their input's coordinates, the
-    encoded result as key and value, the reason)."""
-    rows = sink.take([index for index, _ in rejected])
-    return rows.set_column(rows.schema.get_field_index("reason"), "reason", pa.array([r for _, r in rejected])) \
-        .set_column(0, "channel", pa.array([DEAD_LETTER] * rows.num_rows))
 
 
 def _add_progress(report: RunReport, progress: list, elapsed: float) -> None:

@@ -1,7 +1,8 @@
-"""Delta output through delta-rs: append, MERGE with tombstones, exactly-once replays, backfills.
+"""Delta output through delta-spark (`spark.delta_writes`): append, MERGE with tombstones,
+exactly-once replays of a batch id, backfills that replace a time range in one commit.
 
-Batches are Spark DataFrames, as foreachBatch hands them over; tables are read back through
-deltalake (never spark.read.parquet on a Delta folder).
+Batches are Spark DataFrames, as the batch writer hands them over (the rows carry `__seq`, their
+place in the batch); tables are read back through deltalake (a check with no Spark needed).
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from pyspark.sql import functions as F
 
-from streamjoin.delta.tables import DeltaSink, read_delta, read_delta_arrow, replace_range
+from streamjoin.delta.tables import read_delta, read_delta_arrow
+from streamjoin.spark import delta_writes
 
 pytestmark = pytest.mark.integration
 
@@ -28,6 +31,11 @@ def rows_of(path) -> list[tuple]:
     return [(r["id"], r["amount"]) for r in table.to_pylist()]
 
 
+def batch(spark, rows: list[tuple], schema: str = ROW_SCHEMA):
+    """`rows` with their place in the batch as `__seq`, over several partitions."""
+    return spark.createDataFrame([(*row, n) for n, row in enumerate(rows)], f"{schema}, __seq long").repartition(3)
+
+
 MERGE_CASES = [
     # b0: a=1, b=2 inserted | b1: a updated to 5, b deleted, c inserted
     Case([(0, [("a", 1, False), ("b", 2, False)]),
@@ -43,55 +51,72 @@ MERGE_CASES = [
     # replay of batch 1 after a crash (same id, same rows): skipped, not applied twice
     Case([(0, [("a", 1, False)]), (1, [("a", None, True)]), (1, [("a", None, True)]), (2, [("b", 2, False)])],
          [("b", 2)]),
+    # a replayed MERGE that would change the table (an upsert on top of itself) is skipped too
+    Case([(0, [("a", 1, False)]), (1, [("a", 2, False)]), (0, [("a", 1, False)])],
+         [("a", 2)]),
 ]
 
 
 @pytest.mark.parametrize("case", MERGE_CASES, ids=range(len(MERGE_CASES)))
 def test_merge_upserts_and_deletes_on_tombstones(spark, tmp_delta_root, case: Case, request) -> None:
-    path = tmp_delta_root / f"merge_{request.node.callspec.id}"
-    sink = DeltaSink(str(path), mode="merge", key_columns=["id"], app_id="orders_table")
+    path = str(tmp_delta_root / f"merge_{request.node.callspec.id}")
     for batch_id, rows in case.inputs:
-        sink.write_batch(spark.createDataFrame(rows, ROW_SCHEMA), batch_id)
+        delta_writes.merge(batch(spark, rows), path, ["id"], "orders_table", batch_id)
     assert rows_of(path) == case.expected
-    assert "__tombstone" not in read_delta_arrow(str(path)).column_names
+    assert "__tombstone" not in read_delta_arrow(path).column_names
 
 
 def test_append_replay_of_a_batch_id_is_skipped(spark, tmp_delta_root) -> None:
     path = str(tmp_delta_root / "append_replay")
-    sink = DeltaSink(path, mode="append", app_id="clicks_stream")
-    batch0 = spark.createDataFrame([("a", 1), ("b", 2)], "id string, amount int")
-    batch1 = spark.createDataFrame([("a", 3)], "id string, amount int")
+    batch0 = batch(spark, [("a", 1), ("b", 2)], "id string, amount int")
+    batch1 = batch(spark, [("a", 3)], "id string, amount int")
 
-    assert sink.write_batch(batch0, 0) == 0
-    assert sink.write_batch(batch0, 0) is None  # replayed after a crash: no new version
-    assert sink.write_batch(batch1, 1) == 1
-    assert sink.write_batch(batch0, 0) is None  # an older batch id is skipped too
-    assert sink.committed_batch() == 1
+    delta_writes.append(batch0, path, "clicks_stream", 0)
+    delta_writes.append(batch0, path, "clicks_stream", 0)  # replayed after a crash: no new version
+    assert delta_writes.version(spark, path) == 0
+    delta_writes.append(batch1, path, "clicks_stream", 1)
+    delta_writes.append(batch0, path, "clicks_stream", 0)  # an older batch id is skipped too
+    assert delta_writes.version(spark, path) == 1
     assert sorted(rows_of(path)) == [("a", 1), ("a", 3), ("b", 2)]
+    assert "__seq" not in read_delta_arrow(path).column_names
     # app ids are independent: another query appending to the same table starts at its own batch 0
-    assert DeltaSink(path, app_id="other_query").write_batch(batch1, 0) == 2
+    delta_writes.append(batch1, path, "other_query", 0)
     assert read_delta(spark, path).count() == 4
 
 
 def test_replace_range_swaps_one_time_range_in_one_commit(spark, tmp_delta_root) -> None:
     path = str(tmp_delta_root / "backfill")
-    initial = spark.createDataFrame(
-        [("early", "1970-01-01 00:00:00"), ("old1", "1970-01-01 00:00:01"), ("old2", "1970-01-01 00:00:02"),
-         ("late", "1970-01-01 00:00:03")], "id string, ts string").selectExpr("id", "CAST(ts AS TIMESTAMP) AS ts")
-    assert DeltaSink(path, app_id="stream").write_batch(initial, 0) == 0
+    schema = "id string, __ts long, __tombstone boolean"
+    initial = [("early", 0, False), ("old1", 1000, False), ("old2", 2000, False), ("late", 3000, False)]
+    delta_writes.append(batch(spark, initial, schema), path, "stream", 0)
 
-    backfill = spark.createDataFrame([("new", "1970-01-01 00:00:01.500")], "id string, ts string") \
-        .selectExpr("id", "CAST(ts AS TIMESTAMP) AS ts")
-    version = replace_range(path, backfill, "ts", 1000, 3000)  # [00:00:01, 00:00:03)
+    delta_writes.replace_range(batch(spark, [("new", 1500, False)], schema), path, "__ts", 1000, 3000)
 
-    assert version == 1  # one transaction: readers never see the range empty
+    assert delta_writes.version(spark, path) == 1  # one transaction: readers never see the range empty
     assert sorted(r["id"] for r in read_delta_arrow(path).to_pylist()) == ["early", "late", "new"]
-    assert read_delta(spark, path).dtypes == [("id", "string"), ("ts", "timestamp")]
+    delta_writes.delete_range(spark, path, "__ts", 0, 1000)  # a range with no rows any more
+    assert sorted(r["id"] for r in read_delta_arrow(path).to_pylist()) == ["late", "new"]
 
 
 def test_replace_range_rejects_rows_outside_the_range(spark, tmp_delta_root) -> None:
     path = str(tmp_delta_root / "backfill_outside")
-    replace_range(path, spark.createDataFrame([(1, "a")], "t long, id string"), "t", 0, 10)
-    with pytest.raises(Exception, match="failed validation"):
-        replace_range(path, spark.createDataFrame([(50, "b")], "t long, id string"), "t", 0, 10)
-    assert [r["id"] for r in read_delta_arrow(path).to_pylist()] == ["a"]
+    schema = "id string, __ts long, __tombstone boolean"
+    delta_writes.replace_range(batch(spark, [("a", 1, False)], schema), path, "__ts", 0, 10)
+    delta_writes.replace_range(batch(spark, [("b", 2, False)], schema), path, "__ts", 0, 10)
+    with pytest.raises(Exception, match="DELTA_REPLACE_WHERE_MISMATCH|does not conform|replaceWhere"):
+        delta_writes.replace_range(batch(spark, [("c", 50, False)], schema), path, "__ts", 0, 10)
+    assert [r["id"] for r in read_delta_arrow(path).to_pylist()] == ["b"]
+
+
+def test_rows_packed_by_tasks_are_unpacked_on_the_executors(spark) -> None:
+    import pyarrow as pa
+
+    from streamjoin.spark.packing import to_ipc
+
+    schema = pa.schema([("id", pa.string()), ("big", pa.int64()), ("at", pa.timestamp("us", tz="UTC"))])
+    blobs = [to_ipc(pa.table({"id": [f"r{t}-{n}" for n in range(3)], "big": [10**17] * 3, "at": [0, 1, 2]},
+                             schema=schema)) for t in range(2)]
+    packed = spark.createDataFrame([("table", b) for b in blobs] + [("metrics", None)], "channel string, value binary")
+    rows = delta_writes.unpacked(packed, "table", schema)
+    assert rows.count() == 6 and rows.agg(F.sum("big")).first()[0] == 6 * 10**17
+    assert dict(rows.dtypes) == {"id": "string", "big": "bigint", "at": "timestamp"}

@@ -1,6 +1,6 @@
-"""The Delta output checks a batch before anything is written: a result that does not fit the
-table comes back rejected by position (the driver keeps it out of Kafka too), the others are
-written."""
+"""The Delta output's rows are checked where the results are made (`delta.rows.TableRows`, in
+the task): a result that does not fit the table comes back rejected by position (the task keeps
+it out of Kafka too, `task_sink`), the others come back as the table's rows."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pytest
-from deltalake import write_deltalake
 
-from streamjoin.app.outputs import DeltaOutput
-from streamjoin.delta.tables import read_delta_arrow
+from streamjoin.delta.rows import TableRows, declared_schema
 from streamjoin.runner.cases import Case as SqlCase
 from streamjoin.runner.planned import plan_case
 
@@ -24,10 +22,10 @@ SQL = "CREATE STREAM out AS SELECT id, page, n FROM views EMIT CHANGES;"
 @dataclass(frozen=True)
 class Case:
     name: str
-    existing: pa.Table | None  # a table an earlier version of the query left behind
+    existing: pa.Schema | None  # the schema of a table an earlier version of the query left behind
     batch: tuple[tuple[str, dict], ...]  # sink records: (key, value)
     rejected: dict[int, str]  # record index -> a fragment of the reason
-    written: list[str]  # PAGE of every row in the table afterwards
+    written: list[str]  # PAGE of every row that fits
 
 
 CASES = [
@@ -35,28 +33,40 @@ CASES = [
          (("a", {"PAGE": "p1", "N": 1}), ("b", {"PAGE": "p2", "N": 10**20}), ("c", {"PAGE": "p3", "N": 3})),
          {1: "cannot be read back"}, ["p1", "p3"]),
     # The table holds N as int32: 3e9 fits BIGINT (so it encodes) but not the table's column.
-    Case("the existing table's schema wins", pa.table({"PAGE": ["p0"], "N": pa.array([0], pa.int32())}),
+    Case("the existing table's schema wins",
+         pa.schema([("ID", pa.string()), ("PAGE", pa.string()), ("N", pa.int32()), ("__ts", pa.int64()),
+                    ("__tombstone", pa.bool_())]),
          (("a", {"PAGE": "p1", "N": 1}), ("b", {"PAGE": "p2", "N": 3_000_000_000})),
-         {1: "does not fit the Delta table"}, ["p0", "p1"]),
+         {1: "does not fit the Delta table"}, ["p1"]),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_rows_that_do_not_fit_are_rejected_and_the_rest_written(case, tmp_path):
+def test_rows_that_do_not_fit_are_rejected_and_the_rest_converted(case):
     (query,) = plan_case(SqlCase.from_json({"id": "out", "dialect": "ksqldb", "setup": SETUP, "sql": SQL,
                                              "inputs": [], "expected": []}), "").queries
-    path = str(tmp_path / "out")
-    if case.existing is not None:
-        write_deltalake(path, case.existing.append_column("__ts", pa.array([0], pa.int64()))
-                        .append_column("__tombstone", pa.array([False])))
-    output = DeltaOutput(query, path)
-    records = pa.table({"key": [k.encode() for k, _ in case.batch],
-                        "value": [json.dumps(v).encode() for _, v in case.batch], "ts": list(range(len(case.batch)))})
+    rows = TableRows(query.sink_serde, case.existing or declared_schema(query.sink_serde), "/tables/out")
+    records = [(k.encode(), json.dumps(v).encode(), n) for n, (k, v) in enumerate(case.batch)]
 
-    rows, rejected = output.prepare(records)
-    output.write(rows, 0)
+    table, rejected = rows.convert(records, task=2)
 
     assert [index for index, _ in rejected] == sorted(case.rejected)
     for index, reason in rejected:
-        assert case.rejected[index] in reason
-    assert sorted(read_delta_arrow(path).column("PAGE").to_pylist()) == case.written
+        assert case.rejected[index] in reason and "/tables/out" in reason
+    assert table.column("PAGE").to_pylist() == case.written
+    assert table.schema == rows.row_schema
+    kept = [n for n in range(len(case.batch)) if n not in case.rejected]
+    assert table.column("__seq").to_pylist() == [(2 << 32) | n for n in kept]  # the task's order, per key
+
+
+def test_a_column_of_type_any_takes_the_type_of_its_values_unified_over_the_tasks():
+    import pyarrow as pa
+
+    from streamjoin.delta.rows import schema_figure, unified_schema
+
+    base = pa.schema([("ID", pa.string()), ("X", pa.null()), ("Y", pa.null())])
+    tasks = [pa.schema([("ID", pa.string()), ("X", pa.int64()), ("Y", pa.null())]),  # Y: no value yet
+             pa.schema([("ID", pa.string()), ("X", pa.float64()), ("Y", pa.null())])]
+    assert unified_schema([schema_figure(s) for s in tasks], base) == pa.schema(
+        [("ID", pa.string()), ("X", pa.float64()), ("Y", pa.string())])
+    assert unified_schema([], base).field("X").type == pa.string()

@@ -1,13 +1,16 @@
 """The adapter's row conversions without Spark: chunks of Kafka records as the source packs them
 for a task (headers null when a record has none) become `InputRow`s in Kafka Streams order,
 emitted records become sink rows that keep their headers, and a task that produces its own
-results (`TaskSink`) hands librdkafka its sink rows as columns and keeps the others."""
+results (`TaskSink`) hands librdkafka its sink rows as columns, keeps what the Delta table
+cannot take out of Kafka, and packs the table's rows and the dead letters for Spark."""
 
 from __future__ import annotations
 
 import gc
+import pickle
 
 import pandas as pd
+import pyarrow as pa
 import pyspark
 
 from streamjoin.runtime.contract import Emitted, InputRow, Rejected, TaskRuntime
@@ -15,10 +18,10 @@ from streamjoin.spark.adapter import (
     COLUMNS,
     DEAD_LETTER,
     SINK,
-    TaskSink,
     ordered_rows,
     output_rows,
 )
+from streamjoin.spark.task_sink import DEAD_ROWS, TABLE_ROWS, DeadLetters, TaskSink
 from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.packing import PACKED_INPUT_SCHEMA, pack_records, record_batch
 
@@ -98,7 +101,56 @@ def test_cycle_collection_is_paused_for_a_batch_and_restored() -> None:
 
 
 def test_a_task_sink_produces_the_sink_rows_of_its_batch_and_keeps_the_rest(monkeypatch):
-    class Context:  # a task of micro-batch 4
+    produced = in_task_of_batch_4(monkeypatch)
+    sink = TaskSink({"bootstrap_servers": ["b:9092"]}, "q")
+    dead = (DEAD_LETTER, None, b"k", b"{", 3, "in", 1, 7, "not JSON", None)
+    rows = [(SINK, "out", b"k", b"1", 5, "in", 1, 6, None, None), dead,
+            (SINK, "out", b"big", b"x" * 100, 7, "in", 1, 9, None, None),  # 338 + 3 + 100 bytes > 400
+            (SINK, "out", None, b"2", 6, "in", 1, 8, None, (("h", b"v"),))]
+    # no dead-letter target (the case runner): the dead letters are counted, not sent
+    assert sink.emit(rows, task=1) == ([], {"produced": 2, "refused_by_kafka": 1, "rejected_by_table": 0,
+                                            "table_rows": 0, "dead_letter_rows": 0})
+    assert produced == [(({"bootstrap_servers": ["b:9092"]}, ["out", "out"], [b"k", None], [b"1", b"2"], [5, 6],
+                          [None, (("h", b"v"),)], "q", "4", 1), {"max_bytes": 400})]
+    assert sink.emit([dead], task=1)[1]["produced"] == 0 and len(produced) == 1
+
+
+def test_a_result_the_table_cannot_take_is_kept_out_of_kafka_and_dead_lettered(monkeypatch):
+    from streamjoin.delta.rows import TableRows, declared_schema, unified_schema
+    from streamjoin.runner.cases import Case as SqlCase
+    from streamjoin.runner.planned import plan_case
+
+    (query,) = plan_case(SqlCase.from_json({
+        "id": "out", "dialect": "ksqldb", "inputs": [], "expected": [],
+        "setup": ["CREATE STREAM v (id STRING KEY, n BIGINT) WITH (kafka_topic='v', value_format='JSON');"],
+        "sql": "CREATE STREAM out AS SELECT id, n FROM v EMIT CHANGES;"}), "").queries
+    produced = in_task_of_batch_4(monkeypatch)
+    table = TableRows(query.sink_serde, declared_schema(query.sink_serde), "/t/out")
+    sink = TaskSink({}, "q", table=pickle.dumps(table), dead_letters=DeadLetters("out-dead-letters", "out", "/t/d"))
+    dead = (DEAD_LETTER, None, b"k", b"{", 3, "in", 1, 7, "not JSON", None)
+    rows = [(SINK, "OUT", b"a", b'{"N": 1}', 5, "in", 1, 6, None, None), dead,
+            (SINK, "OUT", b"b", b'{"N": 100000000000000000000}', 6, "in", 1, 8, None, None)]
+
+    packed, figures = sink.emit(rows, task=1)
+
+    assert unified_schema([figures.pop("table_schema")], table.row_schema) == table.row_schema
+    assert figures == {"produced": 1, "refused_by_kafka": 0, "rejected_by_table": 1, "table_rows": 1,
+                       "dead_letter_rows": 2}
+    to_kafka, to_dead_letters = (args for args, _ in produced)
+    assert (to_kafka[1], to_kafka[2]) == (["OUT"], [b"a"])  # the result Delta refuses is in neither sink
+    assert (to_dead_letters[1], to_dead_letters[2], to_dead_letters[6]) == (
+        ["out-dead-letters"] * 2, [b"k", b"b"], "q/dead-letters")
+    assert [row[0] for row in packed] == [TABLE_ROWS, DEAD_ROWS]
+    table_rows, letters = (pa.ipc.open_stream(row[3]).read_all() for row in packed)
+    assert (table_rows.column("ID").to_pylist(), table_rows.column("N").to_pylist()) == (["a"], [1])
+    assert letters.column("offset").to_pylist() == [7, 8]
+    assert "cannot be read back for /t/out" in letters.column("reason")[1].as_py()
+
+
+def in_task_of_batch_4(monkeypatch) -> list:
+    """Runs the test as a task of micro-batch 4 whose topics take 400 bytes a record (a dead-letter
+    topic 10,000); what it would produce, call by call."""
+    class Context:
         @staticmethod
         def getLocalProperty(name):
             return {"streaming.sql.batchId": "4"}.get(name)
@@ -107,16 +159,5 @@ def test_a_task_sink_produces_the_sink_rows_of_its_batch_and_keeps_the_rest(monk
     monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: Context))
     monkeypatch.setattr("streamjoin.kafka.rdkafka.produce_columns",
                         lambda *args, **kwargs: produced.append((args, kwargs)) or len(args[2]))
-    monkeypatch.setattr("streamjoin.kafka.limits.topic_limit", lambda config, topic: 400)
-    sink = TaskSink({"bootstrap_servers": ["b:9092"]}, "q")
-    dead = (DEAD_LETTER, None, b"k", b"{", 3, "in", 1, 7, "not JSON", None)
-    rows = [(SINK, "out", b"k", b"1", 5, "in", 1, 6, None, None), dead,
-            (SINK, "out", b"big", b"x" * 100, 7, "in", 1, 9, None, None),  # 338 + 3 + 100 bytes > 400
-            (SINK, "out", None, b"2", 6, "in", 1, 8, None, (("h", b"v"),))]
-    too_large = (DEAD_LETTER, "out", b"big", None, 7, "in", 1, 9,
-                 "result of 441 bytes is over the 400 bytes topic 'out' takes (max.message.bytes); "
-                 "its value is left out of this dead letter", None)
-    assert sink.produce(rows, task=1) == ([dead, too_large], 2, 1)
-    assert produced == [(({"bootstrap_servers": ["b:9092"]}, ["out", "out"], [b"k", None], [b"1", b"2"], [5, 6],
-                          [None, (("h", b"v"),)], "q", "4", 1), {"max_bytes": 400})]
-    assert sink.produce([dead], task=1) == ([dead], 0, 0) and len(produced) == 1
+    monkeypatch.setattr("streamjoin.kafka.limits.topic_limit", lambda config, topic: 10_000 if topic.endswith("dead-letters") else 400)
+    return produced

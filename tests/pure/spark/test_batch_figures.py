@@ -6,7 +6,8 @@ Timeline of the run below (two tasks):
 
     batch 0: task 0 reads 3 (stream time 100), task 1 reads 2 (stream time 40); 4 out
     fold     -> input 5, output 4, watermark 40 (the task furthest behind)
-    batch 1: task 1 reads 1 (stream time 90), a null key; the table refuses 1 result; 0 out
+    batch 1: task 1 reads 1 (stream time 90), a null key; the table refuses 1 result (a dead
+             letter the task counts); 0 out; the driver took one figures row a task
     batch 1 again (Spark replays a failed batch): the same file, rewritten
     fold     -> input 6, output 4, watermark 90, dead letters 1, dropped 1
     fold     -> nothing new
@@ -26,7 +27,8 @@ def task(number: int, stream_time: int | None, **counts: int) -> dict:
 
 def batch(tasks: list[dict], output_rows: int, rejected_by_table: int = 0, delta_version: int | None = None) -> dict:
     return {"tasks": tasks, "rejected_by_table": rejected_by_table, "delta_version": delta_version,
-            "output_rows": output_rows, "seconds": {"driver.collect": 1.0, "driver.produce": 0.25}}
+            "output_rows": output_rows, "driver_rows": len(tasks),
+            "seconds": {"driver.collect": 1.0, "driver.produce": 0.25}}
 
 
 def test_batches_fold_into_the_report_once_each_in_batch_order(tmp_path):
@@ -41,13 +43,15 @@ def test_batches_fold_into_the_report_once_each_in_batch_order(tmp_path):
     assert (report.input_rows, report.output_rows, report.watermark_ms, report.batches) == (5, 4, 40, 1)
     assert report.delta_version == 7
 
-    writer.write(1, batch([task(1, 90, input_records=1, null_key=1)], output_rows=0, rejected_by_table=1))
-    writer.write(1, batch([task(1, 90, input_records=1, null_key=1)], output_rows=0, rejected_by_table=1))
+    refused = task(1, 90, input_records=1, null_key=1, dead_letters=1)
+    writer.write(1, batch([refused], output_rows=0, rejected_by_table=1))
+    writer.write(1, batch([refused], output_rows=0, rejected_by_table=1))
     assert figures.fold_into(report) == 1
     assert (report.input_rows, report.output_rows, report.watermark_ms) == (6, 4, 90)
     assert (report.dead_letters, report.dropped_records, report.batches) == (1, 1, 2)
     assert report.delta_version == 7  # a batch that wrote no Delta version keeps the last one
-    assert report.extra == {"input_records": 6, "null_key": 1}
+    assert report.extra == {"input_records": 6, "null_key": 1, "dead_letters": 1}
+    assert report.driver_rows == 3
     assert report.seconds == {"task.operators": 1.5, "driver.collect": 2.0, "driver.produce": 0.5}
     assert report.batch_duration_ms == 1250
 
