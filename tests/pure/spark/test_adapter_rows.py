@@ -161,3 +161,18 @@ def in_task_of_batch_4(monkeypatch) -> list:
                         lambda *args, **kwargs: produced.append((args, kwargs)) or len(args[2]))
     monkeypatch.setattr("streamjoin.kafka.limits.topic_limit", lambda config, topic: 10_000 if topic.endswith("dead-letters") else 400)
     return produced
+
+
+def test_plain_kafka_rows_are_ordered_in_the_task_whatever_order_the_shuffle_gave():
+    from streamjoin.spark.adapter import KAFKA_ROW_COLUMNS, ordered_kafka_rows
+
+    # (topic, partition, offset, ts, key, value, headers), shuffled: b's timestamps interleave a's
+    rows = [("b", 0, 1, 25, b"k", b"b1", None), ("a", 0, 2, 30, b"k", b"a2", [{"key": "h", "value": b"v"}]),
+            ("a", 0, 0, 10, b"k", b"a0", None), ("b", 0, 0, 5, b"k", b"b0", None), ("a", 0, 1, 20, None, b"a1", None)]
+    frame = pd.DataFrame(rows, columns=list(KAFKA_ROW_COLUMNS))
+
+    ordered = list(ordered_kafka_rows(frame))
+
+    assert [row.value for row in ordered] == [b"b0", b"a0", b"a1", b"b1", b"a2"]
+    assert ordered[-1].headers == (("h", b"v"),) and ordered[0].headers == ()
+    assert list(ordered_kafka_rows(frame.iloc[[1, 2, 4]])) == sorted(ordered[1:3] + ordered[4:], key=lambda r: r.offset)
