@@ -77,7 +77,8 @@ def plan_case(case: Case, topic_prefix: str) -> PlannedCase:
 def _partitions(queries: list[CompiledQuery], catalog: Catalog, settings: dict, prefix: str) -> dict[str, int]:
     """Partition counts of every topic: declared for sources; for sinks WITH (PARTITIONS=n),
     else `settings.output_partitions`, else the largest input's (ksqlDB's default)."""
-    counts: dict[str, int] = {prefix + s.topic: s.partitions or 1 for s in catalog}
+    # a database table (Flink 'connector' = 'jdbc') has no topic
+    counts: dict[str, int] = {prefix + s.topic: s.partitions or 1 for s in catalog if s.lookup is None}
     for query in queries:
         for node in walk(query.sink):
             if isinstance(node, P.Source):
