@@ -1,0 +1,189 @@
+"""kill -9 of running queries, over and over (issue 41's done-when): two continuous queries that
+share nothing but the broker (their own SQL folders, checkpoints and Delta roots; their own
+topics) run as `streamjoin run` processes while their inputs keep coming; each process group is
+killed with SIGKILL at a random point (during its start, or a moment after a batch it
+committed: mid-batch or between batches), and started again, at least KILLS times in all. Then each catches up once and what it wrote is read back: the output topic,
+after the documented dedupe (`dedupe_replayed`), holds exactly the results of the inputs, every
+copy the dedupe dropped carries a replay id, and the Delta table holds each result once (0 lost,
+0 duplicated)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from streamjoin.kafka import admin
+from streamjoin.kafka import embedded as broker
+from streamjoin.kafka.records import OutRecord
+from tests.integration.cli_runs import (RUN_TIMEOUT_S, RunProcess, delta_rows, own_broker, read_output, run_env,
+                                        start_broker, write_project)
+
+pytestmark = pytest.mark.integration
+
+KILLS = 10  # in all, over both queries
+USERS = 40
+CHUNK, CHUNK_EVERY_S = 25, 0.5  # input records per topic and pause, while the kills go on
+LIFE_S = (4.0, 24.0)  # a life ends at a random moment in this range after its start ...
+KILL_WITHIN_S = 3.0  # ... or this soon after its first committed batch, if that comes first
+
+ENRICH_SOURCES = """-- dialect: ksqldb
+CREATE STREAM pageviews (userid STRING KEY, viewtime BIGINT, pageid STRING)
+  WITH (kafka_topic='pageviews', value_format='JSON', partitions=2);
+CREATE TABLE users (userid STRING PRIMARY KEY, regionid STRING)
+  WITH (kafka_topic='users', value_format='JSON', partitions=2);
+"""
+ENRICH = """-- dialect: ksqldb
+CREATE STREAM enriched AS
+  SELECT users.userid AS userid, pageid, regionid
+  FROM pageviews LEFT JOIN users ON pageviews.userid = users.userid
+  EMIT CHANGES;
+"""
+FILTER_SOURCES = """-- dialect: ksqldb
+CREATE STREAM orders (id INT KEY, itemid STRING, amount DOUBLE)
+  WITH (kafka_topic='orders', value_format='JSON', partitions=2);
+"""
+FILTER = "-- dialect: ksqldb\nCREATE STREAM big_orders AS SELECT id, itemid, amount FROM orders WHERE amount >= 50 EMIT CHANGES;\n"
+
+
+def region(user: int) -> str:
+    return f"region{user % 9}"
+
+
+@dataclass
+class Inputs:
+    """What has been produced so far, and each query's expected results (computed here from the
+    inputs, by the queries' meaning: every page view with its user's region; the orders of 50
+    and more)."""
+
+    bootstrap: str
+    views: int = 0
+    orders: int = 0
+    expected: dict[str, list] = field(default_factory=lambda: {"enriched": [], "big_orders": []})
+
+    def users(self) -> None:
+        admin.produce(self.bootstrap, "users", [OutRecord(f"user{u}".encode(), json.dumps(
+            {"regionid": region(u)}).encode(), 1000) for u in range(USERS)])
+
+    def chunk(self) -> None:
+        views = range(self.views, self.views + CHUNK)
+        admin.produce(self.bootstrap, "pageviews", [OutRecord(f"user{i % USERS}".encode(), json.dumps(
+            {"viewtime": i, "pageid": f"page{i}"}).encode(), 10_000 + i) for i in views])
+        orders = range(self.orders, self.orders + CHUNK)
+        admin.produce(self.bootstrap, "orders", [OutRecord((i).to_bytes(4, "big"), json.dumps(
+            {"itemid": f"item{i}", "amount": i % 100}).encode(), 10_000 + i) for i in orders])
+        self.expected["enriched"] += [(f"page{i}", region(i % USERS)) for i in views]
+        self.expected["big_orders"] += [(f"item{i}", float(i % 100)) for i in orders if i % 100 >= 50]
+        self.views, self.orders = self.views + CHUNK, self.orders + CHUNK
+
+
+@dataclass
+class Killed:
+    """One query's life under the kill loop: its project, its environment, its kills."""
+
+    name: str
+    sql: Path
+    env: dict
+    kills: int = 0
+    after_a_batch: int = 0  # kills of a life that had committed a batch
+    lives: list = field(default_factory=list)
+    first_batch: threading.Event = field(default_factory=threading.Event)
+
+    def live_and_die(self, rng: random.Random) -> None:
+        """One life: started, then SIGKILL to its whole process group (the Spark JVM and its
+        Python workers go with the driver) at a random moment of its start or soon after its
+        first committed batch."""
+        run = RunProcess.start(self.sql, self.name, self.env, "--mode", "continuous", new_session=True)
+        try:
+            # A query's first life lives to its first batch (the table is read before any view).
+            first = not self.first_batch.is_set()
+            life_s = RUN_TIMEOUT_S if first else rng.uniform(*LIFE_S)
+            if run.wait_for("batches=", life_s, required=first) is not None:
+                self.first_batch.set()
+                self.after_a_batch += 1
+                time.sleep(rng.uniform(0, KILL_WITHIN_S))
+        finally:
+            os.killpg(run.process.pid, signal.SIGKILL)
+            run.finish(30)
+        self.kills += 1
+        self.lives.append(run)
+
+
+def kill_loop(queries: list[Killed], inputs: Inputs, rng: random.Random) -> None:
+    """Inputs keep coming while the queries are killed in turn, until KILLS kills in all."""
+    done = threading.Event()
+
+    def produce() -> None:
+        # The first query's table (users) is read before any page view: each view finds its user.
+        while not (queries[0].first_batch.wait(0.5) or done.is_set()):
+            pass
+        while not done.is_set():
+            inputs.chunk()
+            time.sleep(CHUNK_EVERY_S)
+
+    def lives(query: Killed, share: int) -> None:
+        while query.kills < share:
+            query.live_and_die(rng)
+
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    shares = [KILLS // len(queries) + (i < KILLS % len(queries)) for i in range(len(queries))]
+    workers = [threading.Thread(target=lives, args=(q, s)) for q, s in zip(queries, shares)]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        done.set()
+        producer.join()
+
+
+def results(bootstrap: str, query: str, home: Path) -> tuple[list, list, int, int]:
+    """(results after the dedupe, Delta rows, raw records, copies dropped without a replay id)."""
+    topic = query.upper()  # ksqlDB names the stream, and its topic, in capitals
+    fields = {"enriched": ("PAGEID", "REGIONID"), "big_orders": ("ITEMID", "AMOUNT")}[query]
+    read = read_output(bootstrap, topic)
+    kafka = sorted(tuple(json.loads(r.value)[f] for f in fields) for r in read.kept)
+    table = sorted(tuple(row[f] for f in fields) for row in delta_rows(home / "delta" / query))
+    return kafka, table, read.raw, read.duplicates_without_id
+
+
+def test_kill_9_loop_two_queries_lose_and_duplicate_nothing(tmp_path):
+    settings = own_broker(tmp_path / "broker")
+    rng = random.Random(os.environ.get("STREAMJOIN_KILL_SEED") or time.time_ns())
+    try:
+        bootstrap = start_broker(settings)
+        admin.create_topics(bootstrap, {"pageviews": 2, "users": 2, "orders": 2})
+        inputs = Inputs(bootstrap)
+        inputs.users()
+        queries = [Killed(name, write_project(tmp_path / name, sources, {name: text}),
+                          run_env(tmp_path / name / "home", bootstrap))
+                   for name, sources, text in (("enriched", ENRICH_SOURCES, ENRICH),
+                                               ("big_orders", FILTER_SOURCES, FILTER))]
+        started = time.monotonic()
+        kill_loop(queries, inputs, rng)
+        lasts = [RunProcess.start(q.sql, q.name, q.env, "--mode", "available_now") for q in queries]
+        for last in lasts:  # one last life each, side by side, to the end of the inputs
+            assert last.finish() == 0, last.text()
+        figures = []
+        for query in queries:
+            kafka, table, raw, without_id = results(bootstrap, query.name, Path(query.env["STREAMJOIN_HOME"]))
+            expected = sorted(inputs.expected[query.name])
+            lost = len(set(expected) - set(kafka))
+            assert (kafka, without_id) == (expected, 0), f"{query.name}: {lost} lost in Kafka"
+            assert table == expected, f"{query.name}: Delta {len(table)} rows for {len(expected)} results"
+            figures.append(f"{query.name}: {query.kills} kills ({query.after_a_batch} after a committed batch), {len(expected)} results read once after the "
+                           f"dedupe ({raw} raw, {raw - len(kafka)} replayed copies, all with replay ids), "
+                           f"Delta {len(table)} rows, 0 lost, 0 duplicated")
+        print(f"kill -9 loop: {sum(q.kills for q in queries)} kills in {time.monotonic() - started:.0f} s, "
+              f"{inputs.views + USERS} + {inputs.orders} records in; " + "; ".join(figures))
+    finally:
+        broker.stop(settings)

@@ -1,0 +1,86 @@
+"""All brokers gone under a running continuous query (issue 41 item 5, issue 35 item 3): the run
+ends with one line naming the bootstrap servers, within the configured timeout, and nothing else
+on the terminal (no librdkafka log, no Spark or Python traceback); a restart while they are still
+down says the same within the timeout; when they are back (Apache Kafka, its log kept on disk,
+at its address) the query resumes from its checkpoint: every record once in the Delta table and,
+after the documented dedupe, in the output topic. The restart sensor's backoff between such
+restarts is tested in tests/platform/test_sensors.py."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from streamjoin.kafka import admin
+from streamjoin.kafka import embedded as broker
+from streamjoin.kafka.records import OutRecord
+from tests.integration.cli_runs import (RunProcess, delta_rows, own_broker, read_output, run_env, run_to_end,
+                                        start_broker, write_project)
+
+pytestmark = pytest.mark.integration
+
+TIMEOUT_S = 5.0  # STREAMJOIN_KAFKA_TIMEOUT_S of the runs
+# Past the timeout: the failed query stopping, then the process exiting; a restart's imports.
+SLACK_S = 8.0
+SOURCES = """-- dialect: ksqldb
+CREATE STREAM clicks (id STRING KEY, page STRING) WITH (kafka_topic='clicks', value_format='JSON', partitions=2);
+"""
+QUERY = "-- dialect: ksqldb\nCREATE STREAM pages AS SELECT id, page FROM clicks EMIT CHANGES;\n"
+
+
+def clicks(bootstrap: str, first: int, count: int) -> None:
+    admin.produce(bootstrap, "clicks", [OutRecord(f"u{i % 7}".encode(), json.dumps({"page": f"p{i}"}).encode(),
+                                                  1000 * i) for i in range(first, first + count)])
+
+
+def the_one_line(run: RunProcess, bootstrap: str) -> str:
+    """The run's stderr: its one error line (naming the servers) and the CLI's debugging hint."""
+    lines = run.stderr_lines()
+    errors = [line for line in lines if not line.startswith("(set STREAMJOIN_DEBUG=1")]
+    assert len(errors) == 1, run.text()
+    assert f"cannot reach the Kafka brokers at {bootstrap}" in errors[0], run.text()
+    assert not [line for line in lines if line.startswith("%") or "Traceback" in line or "\tat " in line]
+    return errors[0]
+
+
+def test_brokers_gone_under_a_running_query(tmp_path):
+    settings = own_broker(tmp_path / "broker")
+    try:
+        bootstrap = start_broker(settings)
+        sql = write_project(tmp_path, SOURCES, {"pages": QUERY})
+        admin.create_topics(bootstrap, {"clicks": 2})
+        clicks(bootstrap, 0, 100)
+        env = run_env(tmp_path / "run", bootstrap, TIMEOUT_S)
+        running = RunProcess.start(sql, "pages", env, "--mode", "continuous")
+        running.wait_for("input_rows=100")
+
+        broker.stop(settings)
+        gone = time.monotonic()
+        assert running.finish(TIMEOUT_S + SLACK_S + 30) == 1, running.text()
+        line = the_one_line(running, bootstrap)
+        said_after = running.err[0][0] - gone
+        assert said_after <= TIMEOUT_S + SLACK_S, f"said {said_after:.1f} s after the brokers went away"
+
+        started = time.monotonic()
+        restart = run_to_end(sql, "pages", env)
+        restart_said = restart.err[0][0] - started
+        assert restart.process.returncode == 1 and restart_said <= TIMEOUT_S + SLACK_S, restart.text()
+        the_one_line(restart, bootstrap)
+
+        assert start_broker(settings) == bootstrap  # back at its address, its log on disk
+        clicks(bootstrap, 100, 50)
+        resumed = run_to_end(sql, "pages", env)
+        assert resumed.process.returncode == 0, resumed.text()
+        assert "input_rows=50 " in resumed.out[-1][1], resumed.text()
+        output = read_output(bootstrap, "PAGES")  # ksqlDB names the stream, and its topic, in capitals
+        pages = sorted(json.loads(r.value)["PAGE"] for r in output.kept)
+        table = sorted(row["PAGE"] for row in delta_rows(tmp_path / "run" / "delta" / "pages"))
+        expected = sorted(f"p{i}" for i in range(150))
+        assert (pages, table, output.duplicates_without_id) == (expected, expected, 0)
+        print(f"outage: '{line}' {said_after:.1f} s after the brokers went away (timeout {TIMEOUT_S:g} s); "
+              f"a restart while down said it after {restart_said:.1f} s; resumed: {len(pages)} results "
+              f"read of 150 inputs ({output.raw} raw), Delta {len(table)} rows, 0 lost")
+    finally:
+        broker.stop(settings)
