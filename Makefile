@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test ui bench venv browser postgres clean
+.PHONY: demo test ui bench venv browser postgres maven clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -17,7 +17,7 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/python -m jobs.demo
 
-test: $(STAMP) browser postgres
+test: $(STAMP) browser postgres maven
 	$(VENV)/bin/python -m pytest -q -rsx --durations=30  # -rsx: every skip and xfail with its reason; the slowest tests, to keep the suite within its 20 minutes
 
 # The UI tests drive Debian's chromium (never a downloaded browser); as root, install it.
@@ -32,6 +32,13 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
 	  echo "PostgreSQL is not installed (apt-get install postgresql, as root): the JDBC lookup join test will fail"
+
+# Apicurio Registry (STREAMJOIN_REGISTRY_KIND=apicurio; tests/integration/test_apicurio_registry.py)
+# is built from its Maven Central jars by Apache Maven: as root, install Debian's.
+maven:
+	@command -v mvn >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null; } || \
+	  echo "Apache Maven is not installed (apt-get install maven, as root): the Apicurio Registry test will fail"
 
 # How many Spark runs the Dagster queue lets go at once: one per 2 cores (they share the Spark
 # Connect server `make ui` starts, local[*]).

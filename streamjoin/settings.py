@@ -34,6 +34,17 @@ class BrokerKind(Enum):
     TANSU = "tansu"  # Tansu, a Kafka-compatible broker from a PyPI wheel (in-memory log)
 
 
+class RegistryKind(Enum):
+    """Which schema registry `streamjoin registry start` runs when no registry URL is configured."""
+
+    # The project's own, in Python (streamjoin/registry/server.py): starts in ~0.3 s, keeps schemas
+    # on disk, and takes a schema under a given id (IMPORT mode), which the suites' cases need.
+    STREAMJOIN = "streamjoin"
+    # Apicurio Registry 2.4.2, built from its Maven Central jars (streamjoin/registry/apicurio.py):
+    # starts in ~10-15 s, keeps schemas in memory; its Confluent-compatible API has no IMPORT mode.
+    APICURIO = "apicurio"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where Kafka is and where local state lives.
@@ -68,6 +79,7 @@ class Settings:
     # project's own, `streamjoin registry start`) and HTTP basic auth as "user:password".
     schema_registry_url: str | None = None
     schema_registry_auth: str | None = field(default=None, repr=False)
+    registry_kind: RegistryKind = RegistryKind.STREAMJOIN  # the started registry's kind (unused with schema_registry_url)
 
     @property
     def delta_root(self) -> Path:
@@ -93,6 +105,7 @@ class Settings:
             broker_keystore_password=env.get("STREAMJOIN_BROKER_KEYSTORE_PASSWORD") or None,
             schema_registry_url=env.get("STREAMJOIN_SCHEMA_REGISTRY_URL") or None,
             schema_registry_auth=env.get("STREAMJOIN_SCHEMA_REGISTRY_AUTH") or None,
+            registry_kind=choice_from_env(env, "STREAMJOIN_REGISTRY_KIND", RegistryKind, RegistryKind.STREAMJOIN),
             **security,
         )
 

@@ -1,7 +1,9 @@
-"""The project's schema registry (`server.py`) as a background service, like the embedded broker:
-a free loopback port, a state file and log under STREAMJOIN_HOME/registry/, a stop that a later
-process can do from that file (`streamjoin registry start|stop|status`). Used when no
-STREAMJOIN_SCHEMA_REGISTRY_URL is configured; schemas persist in STREAMJOIN_HOME/registry/schemas.json."""
+"""The schema registry as a background service, like the embedded broker: a free loopback port,
+a state file and log under STREAMJOIN_HOME/registry/, a stop that a later process can do from that
+file (`streamjoin registry start|stop|status`). Used when no STREAMJOIN_SCHEMA_REGISTRY_URL is
+configured. Its kind (STREAMJOIN_REGISTRY_KIND, settings.RegistryKind): Apicurio Registry
+(`apicurio.py`, built from Maven Central on first use; schemas in memory) or the project's own
+(`server.py`; schemas persist in STREAMJOIN_HOME/registry/schemas.json)."""
 
 from __future__ import annotations
 
@@ -12,18 +14,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from streamjoin import services
+from streamjoin.registry import apicurio
 from streamjoin.serde.registry_codecs import Registry, configure
-from streamjoin.settings import Settings
+from streamjoin.settings import RegistryKind, Settings
 
 MARKER = b"streamjoin.registry.server"
-READY_TIMEOUT_S = 30.0
+# Per kind: the marker on its command line, the path of its Confluent-compatible API, how long its
+# start may take (Apicurio's JVM: ~15 s on a busy machine; its first build is done before this wait).
+MARKERS = {RegistryKind.STREAMJOIN: MARKER, RegistryKind.APICURIO: apicurio.MARKER}
+API_PATHS = {RegistryKind.STREAMJOIN: "", RegistryKind.APICURIO: apicurio.CCOMPAT_PATH}
+READY_TIMEOUTS_S = {RegistryKind.STREAMJOIN: 30.0, RegistryKind.APICURIO: 120.0}
 
 
 @dataclass(frozen=True)
 class RegistryState(services.ServiceState):
+    kind: RegistryKind = RegistryKind.STREAMJOIN
+
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://127.0.0.1:{self.port}{API_PATHS[self.kind]}"
 
 
 def _state_dir(settings: Settings) -> Path:
@@ -31,8 +40,12 @@ def _state_dir(settings: Settings) -> Path:
 
 
 def status(settings: Settings) -> RegistryState | None:
-    state = services.recorded(_state_dir(settings) / "registry.json", MARKER)
-    return None if state is None else RegistryState(state.pid, state.port, state.log_path)
+    """The registry running, of whichever kind its command line's marker says."""
+    for kind, marker in MARKERS.items():
+        state = services.recorded(_state_dir(settings) / "registry.json", marker)
+        if state is not None:
+            return RegistryState(state.pid, state.port, state.log_path, kind)
+    return None
 
 
 def answers(url: str, timeout_s: float = 1.0) -> bool:
@@ -52,19 +65,28 @@ def start(settings: Settings, detached: bool = True, store: Path | None = None) 
     state_dir = _state_dir(settings)
     state_dir.mkdir(parents=True, exist_ok=True)
     log_path = state_dir / "registry.log"
-    port = services.free_port()
-    args = [sys.executable, "-m", "streamjoin.registry.server", "--port", str(port),
-            "--store", str(store or state_dir / "schemas.json")]
-    process = services.launch(args, log_path, detached)
-    state = RegistryState(process.pid, port, str(log_path))
-    services.await_ready(process, lambda: answers(state.url), "schema registry", port, log_path, MARKER,
-                         READY_TIMEOUT_S, poll_s=0.05)
+    port, kind = services.free_port(), settings.registry_kind
+    process = services.launch(_command(kind, port, store or state_dir / "schemas.json"), log_path, detached)
+    state = RegistryState(process.pid, port, str(log_path), kind)
+    services.await_ready(process, lambda: answers(state.url), f"schema registry ({kind.value})", port, log_path,
+                         MARKERS[kind], READY_TIMEOUTS_S[kind], poll_s=0.05)
     services.record(state_dir / "registry.json", services.ServiceState(state.pid, state.port, state.log_path))
     return state
 
 
+def _command(kind: RegistryKind, port: int, store: Path) -> list[str]:
+    """The registry's command line (Apicurio's: built first if need be; it keeps no `store`)."""
+    if kind is RegistryKind.APICURIO:
+        return apicurio.command(port)
+    return [sys.executable, "-m", "streamjoin.registry.server", "--port", str(port), "--store", str(store)]
+
+
 def stop(settings: Settings) -> bool:
-    return services.stop(_state_dir(settings) / "registry.json", MARKER)
+    running = status(settings)
+    if running is None:
+        (_state_dir(settings) / "registry.json").unlink(missing_ok=True)
+        return False
+    return services.stop(_state_dir(settings) / "registry.json", MARKERS[running.kind])
 
 
 def registry_url(settings: Settings) -> str | None:
