@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 
 
 def register(subparsers) -> None:
@@ -33,11 +34,12 @@ def run(args) -> int:
     else:
         settings = short_lived(Settings.from_env())  # a case run is many small queries, then ends
         runner = CaseRunner(get_spark(settings, "streamjoin-cases"), ensure_bootstrap(settings), settings)
+    registry = ExitStack()  # a schema registry of this run's own, for cases that need one
     if any(c.needs_registry for c in cases):
-        from streamjoin.registry.service import ensure
+        from streamjoin.registry.service import private_registry
         from streamjoin.runner.registry_cases import CaseRegistry
 
-        runner.case_registry = CaseRegistry(ensure(Settings.from_env()))
+        runner.case_registry = CaseRegistry(registry.enter_context(private_registry(Settings.from_env())))
     passed = failed = 0
     try:
         for result in runner.run_all(cases, args.parallel):
@@ -45,6 +47,7 @@ def run(args) -> int:
             passed, failed = (passed + 1, failed) if result.status == "PASS" else (passed, failed + 1)
     finally:
         runner.close()
+        registry.close()
     print(f"{passed} passed, {failed} failed")
     sys.stdout.flush()
     return 0 if failed == 0 else 1

@@ -7,8 +7,13 @@ configured. Its kind (STREAMJOIN_REGISTRY_KIND, settings.RegistryKind): Apicurio
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 import urllib.error
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Iterator
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,3 +118,22 @@ def configure_from(settings: Settings) -> Registry | None:
     if registry is not None:
         configure(registry)
     return registry
+
+
+@contextmanager
+def private_registry(settings: Settings) -> Iterator[Registry]:
+    """The configured registry, else one of the project's own for this process alone (its state in
+    a temporary home, stopped at the end, dying with the process): a run of cases that nothing else
+    stops or fills. Made the default of this process's SerdeSpecs."""
+    if settings.schema_registry_url:
+        yield ensure(settings)
+        return
+    own = replace(settings, home=Path(tempfile.mkdtemp(prefix="streamjoin-registry-")))
+    state = start(own, detached=False)
+    registry = Registry(state.url)
+    configure(registry)
+    try:
+        yield registry
+    finally:
+        stop(own)
+        shutil.rmtree(own.home, ignore_errors=True)
