@@ -1,8 +1,8 @@
 """The figures an operator reads at a glance, recorded by the `query_status` sensor on its tick:
 
 - on each query asset, an observation with its state, lag (total, and per partition as a table),
-  read / arrival / output rates (records per second since the previous tick: floats, so the
-  asset's Plots chart them over time), the last committed batch and when, the watermark as a time,
+  read / arrival / output rates (records per second since the previous tick, floats: one
+  observation per tick where something changed, a series on the asset's Events tab), the last committed batch and when, the watermark as a time,
   late and dropped records of its latest run report, the dead letters its topic holds, the size
   of its state, and the backfill windows its input data is in (`data_windows`);
 - on `streamjoin_overview` (group `overview`), one table with a row per query: the whole project
@@ -99,7 +99,7 @@ class Figures:
                 "output_per_second": self.now.rate(self.previous, "output")}
 
     def metadata(self) -> dict:
-        """The query asset's observation: its state and every figure (numbers are plotted)."""
+        """The query asset's observation: its state and every figure."""
         entries = self.state.metadata() | {k: dg.MetadataValue.float(v) for k, v in self.rates().items()}
         if self.figures is not None:
             f = self.figures

@@ -125,8 +125,6 @@ def test_sql_overview_every_query_with_its_figures(sql_server, browser):
     text = ui_driver.show_events(page, sql_server, "pageviews_enriched", "lag_by_partition",
                                  ARTIFACTS / "sql-figures.png")
     assert "read_per_second" in text
-    plots = ui_driver.show_plots(page, sql_server, "pageviews_enriched", ARTIFACTS / "sql-plots.png")
-    assert "consumer_lag" in plots  # a plot per number over time
 
 
 def test_sql_start_stop_and_dead_letters_while_running(sql_server, pageviews_samples, browser):

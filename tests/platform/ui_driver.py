@@ -318,12 +318,3 @@ def show_events(page: Page, server: Webserver, key: str, loaded_when: str, shot:
     """The asset's Events tab with its latest event (an observation's metadata, tables too)."""
     return _page_text(page, f"{server.url}/assets/{key}?view=events", loaded_when, shot)
 
-
-def show_plots(page: Page, server: Webserver, key: str, shot: Path) -> str:
-    """The asset's Plots tab (a chart per numeric metadata entry over time); its text."""
-    page.goto(f"{server.url}/assets/{key}?view=plots")
-    _dismiss_welcome(page)
-    settle(page)
-    page.wait_for_timeout(1_000)
-    page.screenshot(path=str(shot), full_page=True)
-    return page.inner_text("body")
