@@ -107,7 +107,7 @@ def inferred_columns(schema_type: str, text: str, full_name: str | None, key_nam
         if isinstance(parsed, dict) and parsed.get("type") == "record":
             return [(f["name"], _from_avro(f["type"])) for f in parsed["fields"]]
         return [(key_name, _from_avro(parsed))]
-    parsed = _non_null(parsed)
+    parsed = non_null(parsed)
     if parsed.get("type") == "object" and "properties" in parsed:
         return [(n, _from_json(s)) for n, s in parsed["properties"].items()]
     return [(key_name, _from_json(parsed))]
@@ -161,7 +161,7 @@ def _proto_field(file, field, messages: dict) -> SqlType:
     return SqlType.parse(f"ARRAY<{kind}>") if field.label == F.LABEL_REPEATED else kind
 
 
-def _non_null(schema: Any) -> Any:
+def non_null(schema: Any) -> Any:
     """The schema a nullable union wraps (`["null", T]`, `{"oneOf": [{"type": "null"}, T]}`)."""
     if isinstance(schema, list):
         rest = [s for s in schema if s != "null"]
@@ -173,7 +173,7 @@ def _non_null(schema: Any) -> Any:
 
 
 def _from_avro(schema: Any) -> SqlType:
-    schema = _non_null(schema)
+    schema = non_null(schema)
     if isinstance(schema, dict):
         logical, kind = schema.get("logicalType"), schema.get("type")
         if logical == "decimal":
@@ -196,7 +196,7 @@ def _from_avro(schema: Any) -> SqlType:
 
 
 def _from_json(schema: dict) -> SqlType:
-    schema = _non_null(schema)
+    schema = non_null(schema)
     kind = schema.get("type")
     if kind == "integer":
         return SqlType.parse("INT" if schema.get("connect.type") in ("int32", "int16", "int8") else "BIGINT")

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from streamjoin.dialect.types import SqlType
+from streamjoin.serde.registry_schemas import non_null
 from streamjoin.serde.time import datetime_to_millis
 from streamjoin.serde.values import json_reader, struct_reader
 
@@ -128,19 +129,9 @@ def _b64(value: Any) -> bytes:
     return base64.b64decode(value)
 
 
-def _non_null(schema: Any) -> Any:
-    if isinstance(schema, list):
-        rest = [s for s in schema if s != "null"]
-        return rest[0] if len(rest) == 1 else schema
-    if isinstance(schema, dict) and "oneOf" in schema:
-        rest = [s for s in schema["oneOf"] if s.get("type") != "null"]
-        return rest[0] if len(rest) == 1 else schema
-    return schema
-
-
 def avro_shaper(schema: Any, columns: Columns) -> Callable[[Sequence[Any]], Any]:
     names = [n for n, _ in columns]
-    inner = _non_null(schema)
+    inner = non_null(schema)
     if isinstance(inner, dict) and inner.get("type") == "record" and not (
             len(columns) == 1 and columns[0][1].name == "STRUCT" and not _named(inner, names[0])):
         return lambda values: _avro_value(dict(zip(names, values)), inner)
@@ -154,7 +145,7 @@ def _named(record: dict, name: str) -> bool:
 def _avro_value(value: Any, schema: Any) -> Any:
     if value is None:
         return None
-    schema = _non_null(schema)
+    schema = non_null(schema)
     kind = schema.get("type") if isinstance(schema, dict) else schema
     if kind == "record":
         lowered = {str(k).lower(): v for k, v in value.items()}
@@ -178,7 +169,7 @@ def _avro_value(value: Any, schema: Any) -> Any:
 
 def json_shaper(schema: Any, columns: Columns) -> Callable[[Sequence[Any]], Any]:
     names = [n for n, _ in columns]
-    inner = _non_null(schema)
+    inner = non_null(schema)
     if isinstance(inner, dict) and "properties" in inner and not (
             len(columns) == 1 and columns[0][1].name == "STRUCT" and not _has(inner["properties"], names[0])):
         return lambda values: _json_value(dict(zip(names, values)), inner)
@@ -188,7 +179,7 @@ def json_shaper(schema: Any, columns: Columns) -> Callable[[Sequence[Any]], Any]
 def _json_value(value: Any, schema: Any) -> Any:
     if value is None:
         return None
-    schema = _non_null(schema) if isinstance(schema, dict) else {}
+    schema = non_null(schema) if isinstance(schema, dict) else {}
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         names = {p.lower(): p for p in properties}

@@ -37,3 +37,10 @@ def check_case(result: CaseResult, known_failures: dict[str, str]) -> None:
             pytest.fail(f"{result.case_id} passes now: remove it from the known failures ({known})")
         pytest.xfail(f"{known} | {result.line()[:200]}")
     assert result.status == "PASS", result.line()
+
+
+def check_known_failures(cases: list[Case], known_failures: dict[str, str]) -> None:
+    """Every known failure names a case of the suite and gives a one-line reason."""
+    ids = {c.id for c in cases}
+    assert not set(known_failures) - ids, "known failures that are no longer suite cases"
+    assert all(reason.strip() and "\n" not in reason for reason in known_failures.values())

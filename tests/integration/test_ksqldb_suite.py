@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from streamjoin.runner.cases import load_cases
-from tests.integration.suites import check_case, run_through_the_real_path
+from tests.integration.suites import check_case, check_known_failures, run_through_the_real_path
 from tests.integration.ksqldb_known_failures import KNOWN_FAILURES
 from tests.paths import SUITES
 
@@ -21,9 +21,7 @@ def suite_results(spark, kafka_bootstrap):
 
 
 def test_known_failures_name_suite_cases_with_a_reason():
-    ids = {c.id for c in CASES}
-    assert not set(KNOWN_FAILURES) - ids, "known failures that are no longer suite cases"
-    assert all(reason.strip() and "\n" not in reason for reason in KNOWN_FAILURES.values())
+    check_known_failures(CASES, KNOWN_FAILURES)
 
 
 @pytest.mark.integration
