@@ -49,7 +49,16 @@ def unpacked(packed: DataFrame, channel: str, schema: pa.Schema) -> DataFrame:
                 yield from pa.ipc.open_stream(blob).read_all().cast(schema).to_batches()
 
     rows = packed.filter(F.col("channel") == channel).select("value")
-    return rows.mapInArrow(unpack, from_arrow_schema(schema, prefer_timestamp_ntz=False))
+    return rows.mapInArrow(unpack, _ddl(schema))
+
+
+def _ddl(schema: pa.Schema) -> str:
+    """`schema` as DDL text. Given as a StructType through Spark Connect, every string column
+    arrives with an explicit UTF8_BINARY collation, which Delta then writes into the table's
+    schema as `string collate UTF8_BINARY`, a type deltalake cannot read; DDL text is parsed
+    on the server into plain strings."""
+    spark_schema = from_arrow_schema(schema, prefer_timestamp_ntz=False)
+    return ", ".join(f"{_quoted(f.name)} {f.dataType.simpleString()}" for f in spark_schema.fields)
 
 
 def _quoted(name: str) -> str:

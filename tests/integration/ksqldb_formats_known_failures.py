@@ -2,12 +2,7 @@
 (one line). tests/integration/test_ksqldb_formats_suite.py reports them as xfail; any other
 failure fails."""
 
-_ORDER = ("the result spans 128 partitions and is read back in partition order, not in the order "
-          "ksqlDB's single-task test driver wrote it (the same records)")
-
 KNOWN_FAILURES: dict[str, str] = {
-    "qtt.fk-join.json::table-table foreign key join with JSON_SR schema and schema id": _ORDER,
-    "qtt.fk-join.json::table-table foreign key join with PROTOBUF schema and schema id": _ORDER,
     "qtt.table-table-join.json::table-table key join with protobuf schema and schema id":
         "the two tables' keys are in different registry schemas (ids 101, 201), so one key's bytes differ and its "
         "rows land in different partitions of 128: co-partitioning compares key formats, not schemas",
