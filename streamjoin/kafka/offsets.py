@@ -33,6 +33,8 @@ _OUT_OF_RANGE = (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
 _LOOKUP_CONFIG = {"group.id": "streamjoin-offsets", "enable.auto.commit": False}
 # librdkafka's "no broker answered": the brokers are down or unreachable, not a wrong request
 _UNREACHABLE = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT)
+# a partition's leader is not ready yet: worth asking again
+_LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
 TANSU_CLUSTER_ID = "tansu_cluster"  # what a Tansu broker reports unless started with another id
 # A fetch at the log end must answer at once: it is what carries the end.
 _FETCH_CONFIG = {**_LOOKUP_CONFIG, "auto.offset.reset": "error", "fetch.wait.max.ms": 10,
@@ -149,14 +151,20 @@ class OffsetClient:
         return result
 
     def _listed(self, tps: list[TopicPartition], which: int) -> dict[TopicPartition, int]:
+        """ListOffsets, asked again while a partition's leader is still taking over (a topic just
+        created, a broker just restarted): the broker says so with a retriable error."""
         if not tps:
             return {}
-        answers = self._consumer.offsets_for_times([RdTopicPartition(tp.topic, tp.partition, which) for tp in tps],
-                                                   timeout=STALL_TIMEOUT_S)
-        for answer in answers:
-            if answer.error is not None:
-                raise KafkaException(answer.error)
-        return {TopicPartition(a.topic, a.partition): a.offset for a in answers}
+        deadline = time.monotonic() + STALL_TIMEOUT_S
+        while True:
+            answers = self._consumer.offsets_for_times(
+                [RdTopicPartition(tp.topic, tp.partition, which) for tp in tps], timeout=STALL_TIMEOUT_S)
+            errors = [answer.error for answer in answers if answer.error is not None]
+            if not errors:
+                return {TopicPartition(a.topic, a.partition): a.offset for a in answers}
+            if time.monotonic() > deadline or any(e.code() not in _LEADER_MOVING for e in errors):
+                raise KafkaException(errors[0])
+            time.sleep(0.1)
 
     def _fetch_ends(self, listed: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """{tp: the high watermark of a fetch response from the listed offset}: every response

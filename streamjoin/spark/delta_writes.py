@@ -49,16 +49,19 @@ def unpacked(packed: DataFrame, channel: str, schema: pa.Schema) -> DataFrame:
                 yield from pa.ipc.open_stream(blob).read_all().cast(schema).to_batches()
 
     rows = packed.filter(F.col("channel") == channel).select("value")
-    return rows.mapInArrow(unpack, _ddl(schema))
+    columns = _ddl_columns(schema)
+    # Through Spark Connect, mapInArrow's string columns (nested ones too) come out with an
+    # explicit UTF8_BINARY collation, which Delta writes into the table's schema as
+    # `string collate UTF8_BINARY`, a type deltalake cannot read; a cast to the same DDL type
+    # gives plain strings (and costs nothing in a classic session, where they are plain already).
+    return rows.mapInArrow(unpack, ", ".join(f"{name} {kind}" for name, kind in columns)).selectExpr(
+        *(f"CAST({name} AS {kind}) AS {name}" for name, kind in columns))
 
 
-def _ddl(schema: pa.Schema) -> str:
-    """`schema` as DDL text. Given as a StructType through Spark Connect, every string column
-    arrives with an explicit UTF8_BINARY collation, which Delta then writes into the table's
-    schema as `string collate UTF8_BINARY`, a type deltalake cannot read; DDL text is parsed
-    on the server into plain strings."""
+def _ddl_columns(schema: pa.Schema) -> list[tuple[str, str]]:
+    """(quoted name, DDL type) of each of `schema`'s columns."""
     spark_schema = from_arrow_schema(schema, prefer_timestamp_ntz=False)
-    return ", ".join(f"{_quoted(f.name)} {f.dataType.simpleString()}" for f in spark_schema.fields)
+    return [(_quoted(f.name), f.dataType.simpleString()) for f in spark_schema.fields]
 
 
 def _quoted(name: str) -> str:

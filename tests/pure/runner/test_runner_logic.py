@@ -88,6 +88,19 @@ COMPARE_CASES = [
      [OutputRecord("t", 0, 0, 5, 1, {"v": 1}, (0, 5), "SESSION")], True, None),
     ([exp(key=1, value={"v": 1}, window={"start": 0, "end": 5, "type": "SESSION"})],
      [OutputRecord("t", 0, 0, 5, 1, {"v": 1}, (0, 5), "TIME")], True, "window=[0, 5] TIME"),
+    # ordered over several partitions: per partition (p1: a@0 a@1, p0: b@0), interleaved in any way
+    ([exp(key="b", value=1), exp(key="a", value=1), exp(key="a", value=2)],
+     [OutputRecord("t", 1, 0, 1, "a", 1), OutputRecord("t", 1, 1, 1, "a", 2), OutputRecord("t", 0, 0, 1, "b", 1)],
+     True, None),
+    # ... but a partition's own order holds (p1 holds a=2 before a=1)
+    ([exp(key="a", value=1), exp(key="a", value=2), exp(key="b", value=1)],
+     [OutputRecord("t", 1, 0, 1, "a", 2), OutputRecord("t", 1, 1, 1, "a", 1), OutputRecord("t", 0, 0, 1, "b", 1)],
+     True, "record 0"),
+    # ... and counts too: a missing record, then an extra one
+    ([exp(key="a", value=1), exp(key="b", value=1)], [OutputRecord("t", 1, 0, 1, "a", 1), OutputRecord("t", 1, 1, 1, "a", 1)],
+     True, "record 1"),
+    ([exp(key="a", value=1)], [OutputRecord("t", 1, 0, 1, "a", 1), OutputRecord("t", 0, 0, 1, "b", 1)],
+     True, "1 unexpected"),
 ]
 
 
