@@ -129,6 +129,7 @@ class Flavour:
     zero_based_substring: bool = False  # SUBSTR(s, start[, end]): zero-based, `end` exclusive
     double_quoted_strings: bool = False  # an unresolvable "name" is a string literal
     cast_failure_is_null: bool = False  # a CAST that cannot convert a value yields NULL (else an error)
+    sum_starts_at_zero: bool = False  # SUM over no non-NULL value is 0 (else NULL, standard SQL)
 
 
 class Ksqldb(Flavour):
@@ -168,6 +169,7 @@ class Ksqldb(Flavour):
     eager_outer_without_grace = True  # legacy: no GRACE keeps 24 h of lateness, outer rows at once
     concat_skips_nulls = True
     cast_failure_is_null = True  # its documented CAST: NULL when the value does not convert
+    sum_starts_at_zero = True  # its SUM starts from 0 and skips NULLs (a LEFT JOIN's missing side sums to 0)
     comparisons_need_matching_types = True
 
 

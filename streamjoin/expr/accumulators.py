@@ -127,6 +127,13 @@ class Sum(Accumulator):
             self.count += other.count
 
 
+class SumFromZero(Sum):
+    """SUM(x) that starts at 0: 0 while no non-NULL value is present (ksqlDB's SUM)."""
+
+    def result(self) -> Any:
+        return self.total
+
+
 def _plus(total: Any, value: Any) -> Any:
     if isinstance(total, Decimal) and isinstance(value, float):
         return float(total) + value

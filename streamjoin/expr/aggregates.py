@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from streamjoin.expr.accumulators import ACCUMULATORS, Accumulator, CountRows, Distinct
+from streamjoin.expr.accumulators import ACCUMULATORS, Accumulator, CountRows, Distinct, Sum, SumFromZero
 from streamjoin.expr.compile import Env, Evaluator, ExpressionError, Scope, compile_expr
 from streamjoin.expr.forms import WINDOW_FUNCTIONS
 
@@ -138,6 +138,8 @@ def _aggregate_call(node: exp.AggFunc, scope: Scope, merging: bool = False) -> A
     if accumulator_class is None:
         raise ExpressionError(f"unsupported aggregate {type(node).__name__.upper()}: docs/functions.md lists "
                               "the aggregates there are", node, rule="aggregate")
+    if accumulator_class is Sum and scope.options.sum_starts_at_zero:
+        accumulator_class = SumFromZero
     argument = node.this
     # DISTINCT merges through its inner aggregate's add, COUNT(*) by its count
     if merging and not (isinstance(argument, (exp.Star, exp.Distinct)) or accumulator_class.can_merge()):

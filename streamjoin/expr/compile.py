@@ -74,7 +74,8 @@ class ExprOptions:
     unresolvable double-quoted name is a string literal (Lenses' `substr(name, 1) = "J"`);
     `array_index_base`: the subscript of an array's first element; `cast_failure_is_null`: a CAST
     that cannot convert its value yields NULL (ksqlDB) instead of failing the record (TRY_CAST
-    always yields NULL); `pseudo_columns`: (name, type) of the columns every relation has
+    always yields NULL); `sum_starts_at_zero`: SUM over no non-NULL value is 0 (ksqlDB), not NULL;
+    `pseudo_columns`: (name, type) of the columns every relation has
     undeclared (ksqlDB's ROWTIME is epoch millis as a BIGINT, beside ROWPARTITION, ROWOFFSET and
     a windowed key's WINDOWSTART and WINDOWEND; s-Server's ROWTIME is a TIMESTAMP)."""
 
@@ -83,6 +84,7 @@ class ExprOptions:
     double_quoted_strings: bool = False
     array_index_base: int = 1
     cast_failure_is_null: bool = True
+    sum_starts_at_zero: bool = True
     pseudo_columns: tuple[tuple[str, str], ...] = (("ROWTIME", "BIGINT"), ("ROWPARTITION", "INT"), ("ROWOFFSET", "BIGINT"),
                                                    ("WINDOWSTART", "BIGINT"), ("WINDOWEND", "BIGINT"))
 
@@ -90,7 +92,7 @@ class ExprOptions:
     def of(cls, flavour: Flavour) -> "ExprOptions":
         return cls(concat_skips_nulls=flavour.concat_skips_nulls, zero_based_substring=flavour.zero_based_substring,
                    double_quoted_strings=flavour.double_quoted_strings,
-                   cast_failure_is_null=flavour.cast_failure_is_null,
+                   cast_failure_is_null=flavour.cast_failure_is_null, sum_starts_at_zero=flavour.sum_starts_at_zero,
                    pseudo_columns=flavour.pseudo_columns + tuple((name, "BIGINT") for name in flavour.window_columns))
 
 

@@ -25,7 +25,7 @@ Headers = tuple[tuple[str, bytes | None], ...]
 # LookupJoinConfig and PostgresConnector; 8: the schema registry carried by RuntimeFactory to
 # the tasks); a checkpoint of another format is refused (reset the query and backfill), never
 # half-read. `tests/pure/runtime/test_state_format.py` notices a change that was not bumped.
-STATE_FORMAT = 8
+STATE_FORMAT = 9
 
 
 class InputRow(NamedTuple):

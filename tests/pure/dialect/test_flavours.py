@@ -72,6 +72,7 @@ SWITCHES = {
     "zero_based_substring": (False, False, True, False),
     "double_quoted_strings": (False, False, True, False),
     "cast_failure_is_null": (True, False, False, False),
+    "sum_starts_at_zero": (True, False, False, False),
 }
 
 
@@ -121,8 +122,9 @@ def test_expression_options_come_from_the_switches(name):
     options = expr_options(name)
     assert options == ExprOptions.of(f)
     assert (options.concat_skips_nulls, options.zero_based_substring, options.double_quoted_strings,
-            options.cast_failure_is_null) == \
-        (f.concat_skips_nulls, f.zero_based_substring, f.double_quoted_strings, f.cast_failure_is_null)
+            options.cast_failure_is_null, options.sum_starts_at_zero) == \
+        (f.concat_skips_nulls, f.zero_based_substring, f.double_quoted_strings, f.cast_failure_is_null,
+         f.sum_starts_at_zero)
 
 
 def test_default_expression_options_are_ksqldb():

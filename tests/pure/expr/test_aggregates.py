@@ -19,9 +19,11 @@ from streamjoin.expr.accumulators import (
     Max,
     Min,
     Sum,
+    SumFromZero,
 )
 from streamjoin.expr.aggregates import compile_aggregates
-from streamjoin.expr.compile import ExpressionError, Scope
+from streamjoin.dialect.flavours import Flink, Ksqldb
+from streamjoin.expr.compile import ExpressionError, ExprOptions, Scope
 
 
 @dataclass
@@ -39,6 +41,8 @@ CASES = [
     Case("COUNT(x) skips NULL", Count, [("+", None), ("+", 1), ("+", 2), ("-", 1)], [0, 1, 2, 1]),
     Case("SUM is NULL until a value, again after all retracted", Sum,
          [("+", None), ("+", 5), ("+", 7), ("-", 5), ("-", 7)], [None, 5, 12, 7, None]),
+    Case("ksqlDB's SUM starts at 0", SumFromZero,
+         [("+", None), ("+", 5), ("-", 5), ("+", None)], [0, 5, 0, 0]),
     Case("SUM keeps DECIMAL exact", Sum, [("+", Decimal("0.1")), ("+", Decimal("0.2")), ("-", Decimal("0.1"))],
          [Decimal("0.1"), Decimal("0.3"), Decimal("0.2")]),
     Case("SUM of DECIMAL and DOUBLE is DOUBLE", Sum, [("+", Decimal("1.5")), ("+", 1.0)], [Decimal("1.5"), 2.5]),
@@ -142,6 +146,20 @@ def test_flink_rates_sum_running_totals() -> None:
         plan.add(state, env)
         totals.append(plan.result(plan.group_key(env), state))
     assert totals == [{"amount": 228}, {"amount": 330}, {"amount": 380}, {"amount": 728}, {"amount": 1238}]
+
+
+@pytest.mark.parametrize("flavour, sums", [(Ksqldb(), [0, 5]), (Flink(), [None, 5])])
+def test_sum_over_a_left_joins_missing_side(flavour, sums) -> None:
+    # T1 LEFT JOIN T2 ... SUM(t2.total): t1's row before its T2 row (total NULL), then with total 5
+    select = sqlglot.parse_one("SELECT t1.id, SUM(t2.total) AS s FROM t1 GROUP BY t1.id")
+    plan = compile_aggregates(select.expressions, Scope({"t1": ["id"], "t2": ["total"]}, ExprOptions.of(flavour)),
+                              group_by=[sqlglot.parse_one("t1.id")])
+    state, results = plan.new_state(), []
+    for total in (None, 5):
+        env = {"t1": {"id": 1}, "t2": {"total": total}}
+        plan.add(state, env)
+        results.append(plan.result(plan.group_key(env), state)["s"])
+    assert results == sums
 
 
 def test_flink_usage_sum_with_unqualified_prefixed_columns() -> None:
