@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(VENV)/bin/python -m jobs.demo
 
 test: $(STAMP) browser postgres maven
-	$(VENV)/bin/python -m pytest -q -rsx --durations=30  # -rsx: every skip and xfail with its reason; the slowest tests, to keep the suite within its 20 minutes
+	$(VENV)/bin/python -m pytest -q -rsx --durations=30  # -rsx: every skip and xfail with its reason; the slowest tests, to bring the suite within its 30 minutes
 
 # The UI tests drive Debian's chromium (never a downloaded browser); as root, install it.
 browser:
