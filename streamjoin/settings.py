@@ -80,6 +80,9 @@ class Settings:
     schema_registry_url: str | None = None
     schema_registry_auth: str | None = field(default=None, repr=False)
     registry_kind: RegistryKind = RegistryKind.STREAMJOIN  # the started registry's kind (unused with schema_registry_url)
+    # Kafka client properties of a query's tables beyond the security ones, Kafka's names
+    # (streamjoin.kafka_properties.PASSED): set per query by the engine, never from the environment.
+    kafka_properties: tuple[tuple[str, str], ...] = ()
 
     @property
     def delta_root(self) -> Path:

@@ -27,8 +27,10 @@ from streamjoin.kafka import admin, offsets
 from streamjoin.kafka.offsets import DataLossError, TopicPartition  # noqa: F401 - DataLossError: what a run raises
 from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_options
 from streamjoin.kafka.embedded import ensure_bootstrap
+from streamjoin.kafka_properties import with_properties
 from streamjoin.kinds import RUN_MODES, DataLossPolicy, RunMode
 from streamjoin.plan import nodes as P
+from streamjoin.plan.client_properties import query_client_properties
 from streamjoin.plan.lookup_join import query_bootstrap
 from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.report import RunReport  # what a run returns, for the callers of this facade
@@ -81,11 +83,14 @@ class Engine:
 
     def on_cluster(self, query: Query) -> "Engine":
         """This engine, or, when the query's tables name another Kafka cluster
-        (`'properties.bootstrap.servers'`), one on that cluster sharing this one's Spark."""
+        (`'properties.bootstrap.servers'`) or give client properties (`'properties.*'`), one on
+        that cluster with those properties (they win over the settings') sharing this one's Spark."""
         servers = next((b for sub in query.compiled if (b := query_bootstrap(sub.sink))), None)
-        if servers is None or servers == self.bootstrap:
+        properties = query_client_properties(sub.sink for sub in query.compiled)
+        if (servers is None or servers == self.bootstrap) and not properties:
             return self
-        return Engine(replace(self.settings, kafka_bootstrap=servers), lambda: self.spark)
+        settings = replace(self.settings, kafka_bootstrap=servers or self.bootstrap)
+        return Engine(with_properties(settings, properties), lambda: self.spark)
 
     def _source_options(self, query: Query, sub, policy: str) -> dict[str, str]:
         """The Spark source options of `sub`; before its checkpoint holds offsets, where each input

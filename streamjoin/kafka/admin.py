@@ -13,7 +13,7 @@ from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 from streamjoin.settings import Settings
-from streamjoin.kafka.client import kafka_client_config
+from streamjoin.kafka.client import kafka_client_config, kafka_python_config
 from streamjoin.kafka import offsets
 from streamjoin.kafka.producer import bulk_producer, send_all
 from streamjoin.kafka.rdkafka import read_range
@@ -29,7 +29,7 @@ def _config(bootstrap: str, settings: Settings | None) -> dict:
 
 @contextmanager
 def _admin_client(bootstrap: str, settings: Settings | None) -> Iterator[KafkaAdminClient]:
-    admin = KafkaAdminClient(**_config(bootstrap, settings))
+    admin = KafkaAdminClient(**kafka_python_config(_config(bootstrap, settings)))
     try:
         yield admin
     finally:

@@ -1,12 +1,16 @@
 """The one place that turns engine settings into Kafka client configuration, so every
 kafka-python and librdkafka client and every Spark Kafka option set agrees; and the check that the brokers
-answer at all, so an outage reads as one line naming them."""
+answer at all, so an outage reads as one line naming them. A query's client properties
+(`Settings.kafka_properties`, from its tables) ride in a client configuration under `LIBRDKAFKA`,
+librdkafka's names, which `rdkafka_config` adds and `kafka_python_config` leaves out; in Spark
+options they are `kafka.<Kafka's name>`, as Spark's own Kafka connector takes them."""
 
 from __future__ import annotations
 
 import time
 from typing import Mapping
 
+from streamjoin.kafka_properties import PASSED, rdkafka_name
 from streamjoin.settings import SECURITY, Settings
 
 _TIMEOUT_OPTION = "kafka.bootstrap.timeout.ms"
@@ -18,6 +22,7 @@ _KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism":
 # Kafka connector (a Java client) takes a PEM file, so the same options serve format("kafka").
 _SPARK_OPTION = {"ssl_ca_location": "kafka.ssl.truststore.location"}
 _TRUSTSTORE_TYPE = "kafka.ssl.truststore.type"
+LIBRDKAFKA = "librdkafka"  # a client configuration's properties for librdkafka only
 
 
 class KafkaAuthenticationFailed(ConnectionError):
@@ -53,7 +58,15 @@ def kafka_client_config(settings: Settings | None = None, bootstrap: str | None 
     for field, _, kwarg in SECURITY:
         if getattr(settings, field):
             config[kwarg] = getattr(settings, field)
+    if settings.kafka_properties:
+        config[LIBRDKAFKA] = {rdkafka_name(name): value for name, value in settings.kafka_properties}
     return config
+
+
+def kafka_python_config(client_config: dict) -> dict:
+    """The keyword arguments a kafka-python client takes of `client_config` (the librdkafka-only
+    properties left out)."""
+    return {key: value for key, value in client_config.items() if key != LIBRDKAFKA}
 
 
 def rdkafka_config(client_config: dict) -> dict:
@@ -62,6 +75,7 @@ def rdkafka_config(client_config: dict) -> dict:
     if "bootstrap_timeout_ms" in client_config:
         config["socket.connection.setup.timeout.ms"] = client_config["bootstrap_timeout_ms"]
     config.update({_KWARG_TO_RDKAFKA[k]: v for k, v in client_config.items() if k in _KWARG_TO_RDKAFKA})
+    config.update(client_config.get(LIBRDKAFKA, {}))
     return config
 
 
@@ -71,6 +85,7 @@ def spark_options(settings: Settings, bootstrap: str) -> dict[str, str]:
     options.update({_option(field): getattr(settings, field) for field, _, _ in SECURITY if getattr(settings, field)})
     if settings.ssl_ca_location:
         options[_TRUSTSTORE_TYPE] = "PEM"
+    options.update({"kafka." + name: value for name, value in settings.kafka_properties})
     return options
 
 
@@ -90,8 +105,22 @@ def client_config_from_options(options: Mapping[str, str]) -> dict:
         raise ValueError(f"option '{_TRUSTSTORE_TYPE}' must be PEM (a CA certificate file), not "
                          f"{options.get(_TRUSTSTORE_TYPE)!r}")
     settings = Settings(**{field: options.get(_option(field)) for field, _, _ in SECURITY},
-                        **({"kafka_timeout_s": int(timeout_ms) / 1000} if timeout_ms else {}))
+                        **({"kafka_timeout_s": int(timeout_ms) / 1000} if timeout_ms else {}),
+                        kafka_properties=_passed_options(options))
     return kafka_client_config(settings, bootstrap)
+
+
+def _passed_options(options: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The client properties among the `kafka.*` options (streamjoin.kafka_properties.PASSED);
+    another `kafka.*` option than those and the settings' is an error, never ignored."""
+    own = {"kafka.bootstrap.servers", _TIMEOUT_OPTION, _TRUSTSTORE_TYPE, *(_option(f) for f, _, _ in SECURITY)}
+    given = sorted((key[len("kafka."):], value) for key, value in options.items()
+                   if key.startswith("kafka.") and key not in own)
+    unknown = [name for name, _ in given if name not in PASSED]
+    if unknown:
+        raise ValueError(f"option(s) {', '.join('kafka.' + n for n in unknown)} not taken: the Kafka client "
+                         f"properties passed on are {', '.join(PASSED)} (streamjoin.kafka_properties)")
+    return tuple(given)
 
 
 def check_reachable(settings: Settings, bootstrap: str) -> None:

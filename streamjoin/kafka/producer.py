@@ -8,13 +8,14 @@ from typing import Iterable
 
 from kafka import KafkaProducer
 
+from streamjoin.kafka.client import kafka_python_config
 from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.kafka.records import OutRecord
 
 
 def bulk_producer(client_config: dict) -> KafkaProducer:
     """A producer tuned for throughput that still acknowledges every write on all replicas."""
-    return KafkaProducer(**client_config, acks="all", linger_ms=5, batch_size=512 * 1024,
+    return KafkaProducer(**kafka_python_config(client_config), acks="all", linger_ms=5, batch_size=512 * 1024,
                          max_request_size=16 * 1024 * 1024)
 
 

@@ -60,10 +60,12 @@ class SourceDef:
     wrap_single_key: bool = False  # a JSON key of one column is an object (Flink's 'key.format'), not the bare value
     schemas: SchemaRefs = SchemaRefs()  # KEY_SCHEMA_ID, VALUE_SCHEMA_ID, *_SCHEMA_FULL_NAME (registry formats)
     # Flink connector options (plan.connectors): a table kept in PostgreSQL, read by lookup joins
-    # (no topic); where a first run starts reading the topic; the Kafka cluster the options name.
+    # (no topic); where a first run starts reading the topic; the Kafka cluster the options name;
+    # the client properties they give (plan.client_properties; out of the repr: credentials).
     lookup: JdbcTable | None = None
     startup: Startup = EARLIEST
     bootstrap: str | None = None
+    client_properties: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

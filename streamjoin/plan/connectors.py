@@ -11,7 +11,10 @@ positioned error, never a silent change of meaning.
   partition's starting offset);
 - `'properties.*'`: `bootstrap.servers` (the cluster the table's topic is on: the engine runs the
   query there; a query's tables all name the same cluster), `group.id` and `auto.offset.reset`
-  (what `'group-offsets'` reads); other client properties are set in the engine's settings;
+  (what `'group-offsets'` reads); any other is a Kafka client property (Kafka's Java name), which
+  reaches the Kafka clients of each query reading the table, translated for librdkafka, or is an
+  error saying why the clients cannot honour it (plan.client_properties, the table of them in
+  streamjoin.kafka_properties); a table's security properties win over the engine's settings;
 - `'sink.*'`: the engine's sink writes each result keyed by its key with Kafka's default
   partitioner, at least once (replays carry replay ids, docs/semantics.md): `'sink.partitioner' =
   'default'` and `'sink.delivery-guarantee' = 'at-least-once' | 'none'` say so; any other sink
@@ -25,6 +28,7 @@ from typing import Iterable
 
 from sqlglot import exp
 
+from streamjoin.plan.client_properties import read_client_properties
 from streamjoin.plan.jdbc_options import jdbc_table
 from streamjoin.plan.kafka_keys import Properties
 from streamjoin.plan.lookup_spec import JdbcTable
@@ -34,7 +38,6 @@ from streamjoin.plan.startup import EARLIEST, STARTUP_MODES, Startup
 CONNECTORS = ("kafka", "upsert-kafka", "jdbc")
 JDBC = "jdbc"
 _STARTUP_COMPANIONS = {"scan.startup.timestamp-millis": "timestamp", "scan.startup.specific-offsets": "specific-offsets"}
-_CLIENT_PROPERTIES = ("properties.bootstrap.servers", "properties.group.id", "properties.auto.offset.reset")
 _SINK_VALUES = {"sink.partitioner": ("default",), "sink.delivery-guarantee": ("at-least-once", "none")}
 _OFFSET = re.compile(r"\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*")
 
@@ -42,11 +45,13 @@ _OFFSET = re.compile(r"\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*")
 @dataclass(frozen=True)
 class Connector:
     """What a declaration's connector options decide: the lookup table (`jdbc`), else where its
-    first run starts reading and the Kafka cluster its options name (None: the engine's)."""
+    first run starts reading, the Kafka cluster its options name (None: the engine's) and the
+    client properties they give ((Kafka's name, value))."""
 
     lookup: JdbcTable | None = None
     startup: Startup = EARLIEST
     bootstrap: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
 
 
 def read_connector_options(ctx: Context, props: Properties, names: Iterable[str], where: exp.Expr) -> Connector:
@@ -68,15 +73,12 @@ def read_connector_options(ctx: Context, props: Properties, names: Iterable[str]
     topic = props.get("topic")
     if topic is not None and ";" in topic:
         raise ctx.error("connector-option", "a table reads one topic: declare one table per topic", props.written("topic"))
+    properties = read_client_properties(ctx, props, names)
     for name in names:
-        if name.startswith("properties.") and name not in _CLIENT_PROPERTIES:
-            raise ctx.error("connector-option", f"{name!r} would not reach the Kafka clients, which are the "
-                            "engine's: set client properties in its settings (docs/operations.md); a table "
-                            f"accepts {', '.join(repr(p) for p in _CLIENT_PROPERTIES)}",
-                            props.written(name) or where)
         if name.startswith("sink."):
             _check_sink(ctx, props, name)
-    return Connector(startup=_startup(ctx, props, where), bootstrap=_servers(props.get("properties.bootstrap.servers")))
+    return Connector(startup=_startup(ctx, props, where), bootstrap=_servers(props.get("properties.bootstrap.servers")),
+                     properties=properties)
 
 
 def _servers(text: str | None) -> str | None:

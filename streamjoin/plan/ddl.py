@@ -193,7 +193,8 @@ def declared_source(ctx: Context, create: CreateRelation) -> SourceDef:
                          header_columns=tuple(headers), metadata_columns=from_envelope,
                          schemas=registry_columns.schema_refs(ctx, props),
                          wrap_single_key=kafka_keys.key_is_row(props), lookup=connector.lookup,
-                         startup=connector.startup, bootstrap=connector.bootstrap)
+                         startup=connector.startup, bootstrap=connector.bootstrap,
+                         client_properties=connector.properties)
     except ValueError as error:
         raise ctx.error("source-definition", str(error), create.this) from None
 

@@ -23,6 +23,7 @@ from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
 from streamjoin.plan import kafka_keys
+from streamjoin.plan.client_properties import check_one_client_set
 from streamjoin.plan.lookup_join import check_lookup_tables, check_one_cluster
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, sink_formats, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
@@ -242,6 +243,7 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
     window = _result_window(ctx, planned.node, scope)
     check_lookup_tables(ctx, planned.node, statement)
     check_one_cluster(ctx, planned.node, statement)
+    check_one_client_set(ctx, planned.node, statement)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None, key_format, value_format, declared_kind(query),
                   props.flag("wrap_single_value", True), timestamp, window,

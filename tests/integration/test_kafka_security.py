@@ -2,10 +2,12 @@
 listener SASL_PLAINTEXT, mechanisms PLAIN and SCRAM-SHA-512, one user) takes the right ones for
 admin, produce and read; the wrong password is one line naming the mechanism, user and servers,
 told as soon as the broker refuses it (well within the timeout, not after it), before any Spark
-query starts; the password is in no message and not in the broker's log."""
+query starts; the password is in no message and not in the broker's log. A Flink table's own
+`'properties.sasl.*'` log its query in where the engine's settings name the brokers only."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, replace
 
@@ -76,3 +78,29 @@ def test_a_run_with_the_wrong_password_stops_before_spark(secured, tmp_path):
     with pytest.raises(KafkaAuthenticationFailed):
         engine.run(load_project(REPO / "sql").query("pageviews_enriched"))
     assert PASSWORD not in open(secured[1].log_path).read(), "the broker's log holds no password"
+
+
+def test_a_tables_sasl_properties_log_its_query_in(secured, spark, tmp_path, unique_topic):
+    """Credentials given only by the table (Kafka's `sasl.jaas.config`, SCRAM): the run's topic
+    administration, offset lookups, Spark source and sink producer all log in with them, or the
+    run would fail; the password shows in no EXPLAIN."""
+    settings = secured[0]
+    admin.create_topics(settings.kafka_bootstrap, {unique_topic: 1}, settings)
+    admin.produce(settings.kafka_bootstrap, unique_topic, [
+        OutRecord(b"p%d" % n, json.dumps({"id": f"p{n}", "price": n}).encode()) for n in range(10)], settings)
+    jaas = f'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="{PASSWORD}";'
+    folder = tmp_path / "sql"
+    folder.mkdir()
+    (folder / "sources.sql").write_text(
+        f"-- dialect: flink\nCREATE TABLE products (id STRING, price INT) WITH ('connector' = 'kafka', "
+        f"'topic' = '{unique_topic}', 'value.format' = 'json', 'properties.security.protocol' = 'SASL_PLAINTEXT', "
+        f"'properties.sasl.mechanism' = 'SCRAM-SHA-512', 'properties.sasl.jaas.config' = '{jaas}', "
+        "'properties.client.id' = 'prices-reader');\n")
+    (folder / "prices.sql").write_text("-- dialect: flink\nSELECT id, price FROM products WHERE price >= 5;\n")
+    query = load_project(folder).query("prices")
+    brokers_only = Settings(kafka_bootstrap=settings.kafka_bootstrap, home=tmp_path / "home", kafka_timeout_s=TIMEOUT_S)
+    report = Engine(brokers_only, spark).run(query)
+    assert report.input_rows == 10
+    written = admin.read_all(settings.kafka_bootstrap, query.output_topic, settings)
+    assert sorted(json.loads(record.value)["price"] for record in written) == [5, 6, 7, 8, 9]
+    assert PASSWORD not in query.explain

@@ -1,15 +1,20 @@
 """A Flink table's `'properties.bootstrap.servers'` is the cluster its query runs on: the engine
 hands a query whose tables name another cluster to an engine on that cluster (sharing its Spark),
-and keeps a query that names none, or its own, on the project's. No broker is asked."""
+and keeps a query that names none, or its own, on the project's. Its other `'properties.*'` reach
+the clients of the query's run: the Spark source's options (`kafka.<name>`, as Spark's Kafka
+connector takes them) and the librdkafka configuration on the driver and in the workers, under
+librdkafka's names; its security properties win over the engine's settings. No broker is asked."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import load_project
+from streamjoin.kafka.client import client_config_from_options, rdkafka_config
 from streamjoin.settings import Settings
 
 PROJECT = "project-kafka:9092"
@@ -36,3 +41,50 @@ def test_the_cluster_a_query_runs_on(name, tmp_path: Path):
     assert chosen.bootstrap == servers
     assert (chosen is engine) == (servers == PROJECT)
     assert chosen.spark is spark
+
+
+@dataclass(frozen=True)
+class Case:
+    options: str  # the table's client properties, as written in its WITH (...)
+    spark: dict[str, str]  # in the Spark source options of its query's run
+    rdkafka: dict[str, str]  # in the librdkafka configuration of the run's clients (driver and workers)
+
+
+SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"bob\" password=\"p \\\"w\\\"\";"
+PROPERTIES = {
+    "client.id reaches every client": Case(
+        "'properties.client.id' = 'prices-reader'", {"kafka.client.id": "prices-reader"}, {"client.id": "prices-reader"}),
+    "Kafka's fetch.max.wait.ms is librdkafka's fetch.wait.max.ms": Case(
+        "'properties.fetch.max.wait.ms' = '250'", {"kafka.fetch.max.wait.ms": "250"}, {"fetch.wait.max.ms": "250"}),
+    "SCRAM credentials of sasl.jaas.config win over the settings' PLAIN login": Case(
+        f"'properties.security.protocol' = 'sasl_plaintext', 'properties.sasl.mechanism' = 'SCRAM-SHA-512', "
+        f"'properties.sasl.jaas.config' = '{SCRAM}'",
+        {"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-512",
+         "kafka.sasl.username": "bob", "kafka.sasl.password": 'p "w"'},
+        {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob",
+         "sasl.password": 'p "w"'}),
+    "a PEM truststore is the CA file": Case(
+        "'properties.ssl.truststore.location' = '/etc/ca.pem', 'properties.ssl.truststore.type' = 'PEM'",
+        {"kafka.ssl.truststore.location": "/etc/ca.pem", "kafka.ssl.truststore.type": "PEM"},
+        {"ssl.ca.location": "/etc/ca.pem"}),
+}
+
+
+@pytest.mark.parametrize("name", PROPERTIES)
+def test_a_tables_client_properties_reach_its_querys_clients(name, tmp_path: Path):
+    case = PROPERTIES[name]
+    (tmp_path / "flink").mkdir()
+    (tmp_path / "flink" / "sources.sql").write_text(
+        f"CREATE TABLE products (id STRING, price INT) WITH ('topic' = 'products', {case.options});\n"
+        "CREATE TABLE labels (id STRING, label STRING) WITH ('topic' = 'labels');\n")
+    (tmp_path / "flink" / "prices.sql").write_text(
+        "SELECT p.id, price, label FROM products p JOIN labels l ON p.id = l.id;\n")
+    query = load_project(tmp_path).query("prices")
+    engine = Engine(Settings(kafka_bootstrap=PROJECT, home=tmp_path, security_protocol="SASL_PLAINTEXT",
+                             sasl_mechanism="PLAIN", sasl_username="alice", sasl_password="pw"), object())
+    chosen = engine.on_cluster(query)
+    options = chosen.kafka_options()
+    assert options.items() >= case.spark.items()
+    assert rdkafka_config(chosen.client_config).items() >= case.rdkafka.items()
+    assert rdkafka_config(client_config_from_options(options)).items() >= case.rdkafka.items(), "the Spark source's"
+    assert chosen.bootstrap == PROJECT and engine.kafka_options().get("kafka.sasl.username") == "alice"

@@ -1,0 +1,47 @@
+"""A Flink table's client properties as planned (plan.client_properties): kept with Kafka's names,
+the security values upper case, the ones read elsewhere (bootstrap servers, group-offsets' group
+and reset) left out; a query's properties are those of all its tables, which may repeat a
+property with the same value. Refusals and conflicts, with their positions, are in bad_sql.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from streamjoin.plan import plan_program
+from streamjoin.plan.client_properties import query_client_properties
+
+
+@dataclass(frozen=True)
+class Case:
+    options: tuple[str, str]  # the WITH options of tables a and b
+    expected: dict[str, str]  # the query's client properties
+
+
+JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";'
+CASES = {
+    "none": Case(("", ""), {}),
+    "one table's, Kafka's names": Case(("'properties.fetch.max.wait.ms' = '250', 'properties.client.id' = 'x'", ""),
+                                       {"fetch.max.wait.ms": "250", "client.id": "x"}),
+    "security values upper case": Case(
+        ("'properties.security.protocol' = 'sasl_ssl', 'properties.sasl.mechanism' = 'plain', "
+         f"'properties.sasl.jaas.config' = '{JAAS}'", ""),
+        {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": JAAS}),
+    "read elsewhere, not passed": Case(
+        ("'properties.bootstrap.servers' = 'k:9092', 'properties.group.id' = 'g', "
+         "'properties.auto.offset.reset' = 'earliest'", ""), {}),
+    "both tables, the same value": Case(("'properties.client.id' = 'x'", "'properties.client.id' = 'x', "
+                                         "'properties.check.crcs' = 'true'"), {"client.id": "x", "check.crcs": "true"}),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_querys_client_properties(name):
+    case = CASES[name]
+    a, b = (f", {options}" if options else "" for options in case.options)
+    program = plan_program(f"CREATE TABLE a (id INT) WITH ('topic' = 'a'{a});\n"
+                           f"CREATE TABLE b (id INT) WITH ('topic' = 'b'{b});\n"
+                           "SELECT a.id FROM a JOIN b ON a.id = b.id;", dialect="flink")
+    [query] = program.queries
+    assert query_client_properties([query.sink]) == case.expected
