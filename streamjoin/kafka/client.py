@@ -32,7 +32,8 @@ class KafkaAuthenticationFailed(ConnectionError):
     def __init__(self, servers: str, settings: Settings) -> None:
         super().__init__(f"the Kafka brokers at {servers} refused the credentials: {settings.security_protocol} "
                          f"{settings.sasl_mechanism} authentication as user {settings.sasl_username!r} failed. "
-                         "Check STREAMJOIN_KAFKA_SASL_MECHANISM, _USERNAME and _PASSWORD.")
+                         "Check STREAMJOIN_KAFKA_SASL_MECHANISM, _USERNAME and _PASSWORD (or, where the query's "
+                         "tables give them, their 'properties.sasl.mechanism' and 'properties.sasl.jaas.config').")
 
 
 class KafkaUnreachable(ConnectionError):
