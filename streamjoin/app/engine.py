@@ -25,7 +25,7 @@ from streamjoin.app.project import Query
 from streamjoin.app.startup import starting_offsets
 from streamjoin.kafka import admin, offsets
 from streamjoin.kafka.offsets import DataLossError, TopicPartition  # noqa: F401 - DataLossError: what a run raises
-from streamjoin.kafka.client import check_reachable, kafka_client_config, spark_options
+from streamjoin.kafka.client import KafkaUnreachable, check_reachable, kafka_client_config, spark_options
 from streamjoin.kafka.embedded import ensure_bootstrap
 from streamjoin.kafka_properties import with_properties
 from streamjoin.kinds import RUN_MODES, DataLossPolicy, RunMode
@@ -134,7 +134,9 @@ class Engine:
 
         try:
             return self._run(query, mode, stop_after_s, on_progress, on_data_loss)
-        except QueryFailed:
+        except QueryFailed as failed:
+            if failed.raised(KafkaUnreachable):  # a task already waited the timeout out
+                raise KafkaUnreachable(self.bootstrap, self.settings.kafka_timeout_s) from None
             self._connect()
             raise
 

@@ -70,6 +70,12 @@ def kafka_python_config(client_config: dict) -> dict:
     return {key: value for key, value in client_config.items() if key != LIBRDKAFKA}
 
 
+def client_timeout_s(client_config: dict) -> float:
+    """How long a client waits for the brokers (STREAMJOIN_KAFKA_TIMEOUT_S): for an answer at all,
+    and, once a read or a write is under way, for any progress before it gives up."""
+    return client_config.get("bootstrap_timeout_ms", Settings.kafka_timeout_s * 1000) / 1000
+
+
 def rdkafka_config(client_config: dict) -> dict:
     """librdkafka configuration from kafka-python keyword arguments (`kafka_client_config`)."""
     config = {"bootstrap.servers": ",".join(client_config["bootstrap_servers"]), "log_level": 3}

@@ -13,17 +13,18 @@ from __future__ import annotations
 import time
 from typing import Iterable, Sequence
 
-from confluent_kafka import KafkaException
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from streamjoin.kafka.client import rdkafka_config
+from streamjoin.kafka.client import KafkaUnreachable, client_timeout_s, rdkafka_config
 
 KAFKA_DEFAULT_LIMIT = 1_048_588  # max.message.bytes of a topic that sets none (Kafka's default)
 # A record batch's header (61 bytes) + one record's varint framing (at most 21) + the replay
 # header the writer adds ("streamjoin.id" and "<query>@<epoch>:<batch>:<task>.<seq>").
 FRAMING_BYTES = 61 + 21 + 256
 HEADER_FRAMING_BYTES = 10  # a header's two length varints
-LOOKUP_TIMEOUT_S = 10.0
 KEEP_S = 30.0  # how long a looked-up limit is used before asking again
 
 _known: dict[tuple[str, str], tuple[float, int]] = {}
@@ -41,12 +42,17 @@ def topic_limit(client_config: dict, topic: str) -> int:
 
 
 def _look_up(client_config: dict, topic: str) -> int:
-    admin = AdminClient(rdkafka_config(client_config))
-    (future,) = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)]).values()
+    admin, timeout_s = AdminClient(rdkafka_config(client_config)), client_timeout_s(client_config)
+    (future,) = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)],
+                                       request_timeout=timeout_s).values()
     try:
-        entry = future.result(LOOKUP_TIMEOUT_S).get("max.message.bytes")
-    except KafkaException:  # not allowed to describe it (ACLs): the limit every topic has by default
-        return KAFKA_DEFAULT_LIMIT
+        entry = future.result(timeout_s + 1).get("max.message.bytes")
+    except FutureTimeout:
+        raise KafkaUnreachable(",".join(client_config["bootstrap_servers"]), timeout_s) from None
+    except KafkaException as error:
+        if error.args[0].code() in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT):
+            raise KafkaUnreachable(",".join(client_config["bootstrap_servers"]), timeout_s) from None
+        return KAFKA_DEFAULT_LIMIT  # not allowed to describe it (ACLs): the limit every topic has by default
     return int(entry.value) if entry is not None and entry.value else KAFKA_DEFAULT_LIMIT
 
 

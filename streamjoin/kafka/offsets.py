@@ -24,7 +24,7 @@ from typing import Mapping, NamedTuple
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as RdTopicPartition
 
-from streamjoin.kafka.client import KafkaUnreachable, rdkafka_config
+from streamjoin.kafka.client import KafkaUnreachable, client_timeout_s, rdkafka_config
 from streamjoin.kinds import DATA_LOSS_POLICIES
 
 STALL_TIMEOUT_S = 30.0  # no answer or progress for this long -> error
@@ -57,7 +57,7 @@ class OffsetClient:
         self._consumer = Consumer({**rdkafka_config(client_config), **_LOOKUP_CONFIG})
         self._lagging_list_offsets: bool | None = None  # Tansu's ListOffsets(LATEST): asked once
         # A metadata request waits as long as the settings say a broker may take to answer at all.
-        self.timeout_s = client_config.get("bootstrap_timeout_ms", STALL_TIMEOUT_S * 1000) / 1000
+        self.timeout_s = client_timeout_s(client_config)
 
     def __enter__(self) -> OffsetClient:
         return self
@@ -85,9 +85,13 @@ class OffsetClient:
         try:
             return self._consumer.list_topics(topic, timeout=self.timeout_s)
         except KafkaException as error:
-            if error.args and error.args[0].code() in _UNREACHABLE:
-                raise KafkaUnreachable(",".join(self.client_config["bootstrap_servers"]), self.timeout_s) from None
-            raise
+            raise self._unreachable_or(error) from None
+
+    def _unreachable_or(self, error: KafkaException) -> Exception:
+        """KafkaUnreachable for an error that says no broker answered, else `error` itself."""
+        if error.args and error.args[0].code() in _UNREACHABLE:
+            return KafkaUnreachable(",".join(self.client_config["bootstrap_servers"]), self.timeout_s)
+        return error
 
     def topic_partitions(self, topics: list[str]) -> list[TopicPartition]:
         """All partitions of `topics`, in topic order then partition order."""
@@ -136,7 +140,7 @@ class OffsetClient:
 
         admin = AdminClient(rdkafka_config(self.client_config))
         futures = admin.list_offsets({RdTopicPartition(tp.topic, tp.partition): OffsetSpec.for_timestamp(timestamp_ms)
-                                      for tp in tps}, request_timeout=STALL_TIMEOUT_S)
+                                      for tp in tps}, request_timeout=self.timeout_s)
         hints = {TopicPartition(rd.topic, rd.partition): future.result() for rd, future in futures.items()}
         starts = self.beginnings(tps)
         result = {}
@@ -157,8 +161,11 @@ class OffsetClient:
             return {}
         deadline = time.monotonic() + STALL_TIMEOUT_S
         while True:
-            answers = self._consumer.offsets_for_times(
-                [RdTopicPartition(tp.topic, tp.partition, which) for tp in tps], timeout=STALL_TIMEOUT_S)
+            try:
+                answers = self._consumer.offsets_for_times(
+                    [RdTopicPartition(tp.topic, tp.partition, which) for tp in tps], timeout=self.timeout_s)
+            except KafkaException as error:
+                raise self._unreachable_or(error) from None
             errors = [answer.error for answer in answers if answer.error is not None]
             if not errors:
                 return {TopicPartition(a.topic, a.partition): a.offset for a in answers}

@@ -26,12 +26,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
-from streamjoin.kafka.client import rdkafka_config
+from streamjoin.kafka.client import KafkaUnreachable, client_timeout_s, rdkafka_config
 from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT
 from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.runtime.contract import REPLAY_HEADER
 
-STALL_TIMEOUT_S = 30.0  # no progress for this long while reading a range that must exist -> error
+# No progress for this long while a broker answers (a leader moving after one was lost) -> error.
+STALL_TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 1.0  # the metadata request that tells an outage from a slow broker
 
 
 class ProduceFailed(RuntimeError):
@@ -78,9 +80,44 @@ def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int, 
         return _send_with_kafka_python(client_config, columns, task)
     failures: list[str] = []
     producer = new_producer(client_config, max_bytes, failures)
-    sent = produce_rows(producer, columns)
-    await_acknowledgements(producer, sent, failures)
+    stall = Stall(client_config, producer)
+    sent = produce_rows(producer, columns, stall)
+    await_acknowledgements(producer, sent, failures, stall)
     return sent
+
+
+class Stall:
+    """How long a read or a write has made no progress, and what that means: with no broker
+    answering a metadata request (an outage) past the client timeout (STREAMJOIN_KAFKA_TIMEOUT_S),
+    KafkaUnreachable, the one line naming the servers; while a broker answers (a leader moving
+    after another was lost, a slow broker), an error only past STALL_TIMEOUT_S.
+
+    Timeline, timeout 5 s: 0 s last record; 5 s still nothing: one metadata request (1 s at most);
+    no answer: KafkaUnreachable at ~6 s; an answer: asked again each second, given up at 30 s."""
+
+    def __init__(self, client_config: dict, handle, topic: str | None = None) -> None:
+        self.servers = ",".join(client_config["bootstrap_servers"])
+        self.timeout_s = client_timeout_s(client_config)
+        self.handle, self.topic = handle, topic  # the client to ask; a topic it knows (never all topics)
+        self.progressed()
+
+    def progressed(self) -> None:
+        self.last_progress = self.next_probe = time.monotonic()
+
+    def expired(self) -> bool:
+        """True once the wait is over for a broker that answers; KafkaUnreachable for none."""
+        now = time.monotonic()
+        idle = now - self.last_progress
+        if idle > self.timeout_s and now >= self.next_probe:
+            self.next_probe = now + PROBE_TIMEOUT_S
+            try:
+                self.handle.list_topics(self.topic, timeout=PROBE_TIMEOUT_S)
+            except KafkaException:
+                raise self.unreachable() from None
+        return idle > max(STALL_TIMEOUT_S, self.timeout_s)
+
+    def unreachable(self) -> KafkaUnreachable:
+        return KafkaUnreachable(self.servers, self.timeout_s)
 
 
 def new_producer(client_config: dict, max_bytes: int, failures: list[str], **extra) -> Producer:
@@ -100,13 +137,14 @@ def new_producer(client_config: dict, max_bytes: int, failures: list[str], **ext
                      "delivery.report.only.error": True, **extra})
 
 
-def produce_rows(producer: Producer, columns: RowSource) -> int:
-    """Hands every row of `columns` to `producer` (with its replay header); how many."""
+def produce_rows(producer: Producer, columns: RowSource, stall: Stall) -> int:
+    """Hands every row of `columns` to `producer` (with its replay header); how many. A queue
+    that stays full (no acknowledgements: `stall`) is ProduceFailed or KafkaUnreachable."""
     counts: dict[str, int] = {}
 
     def partition_count(topic: str) -> int:
         if topic not in counts:
-            counts[topic] = _partition_count(producer, topic)
+            counts[topic] = _partition_count(producer, topic, stall)
         return counts[topic]
 
     produce, sent = producer.produce, 0
@@ -120,18 +158,27 @@ def produce_rows(producer: Producer, columns: RowSource) -> int:
             try:
                 produce(*args)
             except BufferError:  # the local queue is full: let deliveries drain it
-                _produce_when_room(producer, args)
+                _produce_when_room(producer, args, stall)
             sent += 1
         producer.poll(0)  # serve the delivery reports so far: their records leave the queue
     return sent
 
 
-def await_acknowledgements(producer: Producer, sent: int, failures: list[str]) -> None:
-    """Waits for every record's acknowledgement; ProduceFailed when one is missing or failed."""
-    unsent = producer.flush(STALL_TIMEOUT_S)
-    if unsent or failures:
-        raise ProduceFailed(f"{unsent + len(failures)} of {sent} records were not acknowledged"
-                            + (f", e.g. {failures[0]}" if failures else f" within {STALL_TIMEOUT_S:g} s"))
+def await_acknowledgements(producer: Producer, sent: int, failures: list[str], stall: Stall) -> None:
+    """Waits for every record's acknowledgement while they keep coming (`stall`); ProduceFailed
+    when one is missing or failed, KafkaUnreachable when the brokers went away."""
+    waiting = len(producer)
+    while waiting:
+        unsent = producer.flush(0.5)
+        if unsent < waiting:
+            waiting = unsent
+            stall.progressed()
+        elif stall.expired():
+            break
+    if waiting or failures:
+        raise ProduceFailed(f"{waiting + len(failures)} of {sent} records were not acknowledged"
+                            + (f", e.g. {failures[0]}" if failures else
+                               f": no progress for {time.monotonic() - stall.last_progress:.0f} s"))
 
 
 def columns_of(topics: list, keys: list, values: list, timestamps: list, headers: list, writer_id: str,
@@ -217,18 +264,24 @@ def _send_with_kafka_python(client_config: dict, columns: RowSource, task: int) 
         producer.close()
 
 
-def _produce_when_room(producer: Producer, args: tuple) -> None:
+def _produce_when_room(producer: Producer, args: tuple, stall: Stall) -> None:
+    stall.progressed()
     while True:
         producer.poll(0.05)
         try:
             producer.produce(*args)
             return
         except BufferError:
-            pass
+            if stall.expired():
+                raise ProduceFailed(f"the producer's queue stayed full for {STALL_TIMEOUT_S:g} s "
+                                    "(no acknowledgements)") from None
 
 
-def _partition_count(producer: Producer, topic: str) -> int:
-    found = producer.list_topics(topic, timeout=STALL_TIMEOUT_S).topics.get(topic)
+def _partition_count(producer: Producer, topic: str, stall: Stall) -> int:
+    try:
+        found = producer.list_topics(topic, timeout=stall.timeout_s).topics.get(topic)
+    except KafkaException:
+        raise stall.unreachable() from None
     if found is None or found.error is not None or not found.partitions:
         raise ValueError(f"Kafka topic {topic!r} does not exist")
     return len(found.partitions)
@@ -249,7 +302,7 @@ def read_range(client_config: dict, topic: str, partition: int, start: int, end:
     tp = TopicPartition(topic, partition, start)
     try:
         consumer.assign([tp])
-        position, last_progress = start, time.monotonic()
+        position, stall = start, Stall(client_config, consumer, topic)
         while position < end:
             messages = consumer.consume(num_messages=min(chunk, end - position), timeout=0.2)
             wanted = []
@@ -260,13 +313,14 @@ def read_range(client_config: dict, topic: str, partition: int, start: int, end:
                     break
                 wanted.append(message)
             if wanted:
-                position, last_progress = wanted[-1].offset() + 1, time.monotonic()
+                position = wanted[-1].offset() + 1
+                stall.progressed()
                 yield wanted
             elif messages:  # only records past the end
                 return
             else:
                 position = max(position, consumer.position([tp])[0].offset)
-                if position < end and time.monotonic() - last_progress > STALL_TIMEOUT_S:
+                if position < end and stall.expired():
                     raise TimeoutError(f"{topic}[{partition}]: stuck at offset {position} before end {end}")
     finally:
         consumer.close()

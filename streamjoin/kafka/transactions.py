@@ -42,6 +42,7 @@ from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT
 from streamjoin.kafka.rdkafka import (
     STALL_TIMEOUT_S,
     ProduceFailed,
+    Stall,
     await_acknowledgements,
     columns_of,
     new_producer,
@@ -150,11 +151,12 @@ class TransactionalBatchProducer:
             if done is not None:
                 return done
             producer.begin_transaction()
+            stall = Stall(self.client_config, producer)  # brokers gone: KafkaUnreachable (the broker aborts)
             sent = produce_rows(producer, columns_of(topics, keys, values, timestamps, headers,
-                                                     identity.writer_id, batch, identity.task))
+                                                     identity.writer_id, batch, identity.task), stall)
             producer.produce(identity.marker_topic, identity.marker(batch, sent), identity.marker_key,
                              identity.task)
-            await_acknowledgements(producer, sent + 1, failures)
+            await_acknowledgements(producer, sent + 1, failures, stall)
             producer.commit_transaction(self.timeout_s)
             return sent
         except (KafkaException, ProduceFailed) as error:

@@ -50,8 +50,12 @@ class QueryFailed(RuntimeError):
     error streamjoin raised inside Spark, e.g. a data-loss or broker error), not Spark's trace."""
 
     def __init__(self, name: str, spark_message: str) -> None:
-        self.name, self.spark_message = name, spark_message
-        super().__init__(f"query {name} failed: {root_cause(spark_message)}")
+        self.name, self.spark_message, self.cause = name, spark_message, root_cause(spark_message)
+        super().__init__(f"query {name} failed: {self.cause}")
+
+    def raised(self, error: type[Exception]) -> bool:
+        """Whether the root cause is `error`, one of ours raised inside Spark (`_OUR_ERRORS`)."""
+        return self.cause.startswith(f"{error.__name__}:")
 
 
 # Errors raised inside Spark whose message is the whole story for a user.

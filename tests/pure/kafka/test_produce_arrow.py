@@ -10,9 +10,11 @@ import datetime as dt
 
 import pyarrow as pa
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 
 from streamjoin.kafka import producer as kafka_python
 from streamjoin.kafka import rdkafka
+from streamjoin.kafka.client import KafkaUnreachable
 from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 
 HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -81,16 +83,21 @@ class FakeProducer:
 
     made: list["FakeProducer"] = []
 
-    def __init__(self, config, full=0, unsent=0, fail=None):
+    def __init__(self, config, full=0, unsent=0, fail=None, answers=1_000):
         self.config, self.produced, self.polls = config, [], 0
-        self.full, self.unsent, self.fail = full, unsent, fail
+        self.full, self.unsent, self.fail, self.answers = full, unsent, fail, answers
+        self.queued = 0
         FakeProducer.made.append(self)
+
+    def __len__(self):
+        return self.queued
 
     def produce(self, *args):
         if self.full:
             self.full -= 1
             raise BufferError("Local: Queue full")
         self.produced.append(args)
+        self.queued += 1
 
     def poll(self, timeout):
         self.polls += 1
@@ -98,9 +105,13 @@ class FakeProducer:
     def flush(self, timeout):
         if self.fail:
             self.config["on_delivery"](self.fail, FakeMessage())
+        self.queued = self.unsent
         return self.unsent
 
     def list_topics(self, topic, timeout):
+        self.answers -= 1
+        if self.answers < 0:
+            raise KafkaException(KafkaError(KafkaError._TRANSPORT))
         metadata = type("Topic", (), {"error": None, "partitions": {0: None, 1: None}})
         return type("Metadata", (), {"topics": {topic: metadata}})
 
@@ -162,14 +173,23 @@ def test_a_full_local_queue_is_drained_and_the_record_sent_again(producer):
     assert made.polls >= 2
 
 
-@pytest.mark.parametrize("settings, message", [
-    ({"unsent": 2}, "2 of 3 records were not acknowledged within 30 s"),
-    ({"fail": "Broker: Not enough in-sync replicas"},
-     "1 of 3 records were not acknowledged, e.g. out[1]: Broker: Not enough in-sync replicas")])
-def test_unacknowledged_records_fail_the_write(producer, settings, message):
+# A quick client timeout (0.05 s) and stall timeout (0.2 s) instead of 10 s and 30 s.
+QUICK = {"bootstrap_servers": ["b:9092"], "bootstrap_timeout_ms": 50}
+
+
+@pytest.mark.parametrize("settings, error, message", [
+    # A broker answers but acknowledges 1 of 3, then nothing: given up at the stall timeout.
+    ({"unsent": 2}, rdkafka.ProduceFailed, "2 of 3 records were not acknowledged: no progress for 0 s"),
+    ({"fail": "Broker: Not enough in-sync replicas"}, rdkafka.ProduceFailed,
+     "1 of 3 records were not acknowledged, e.g. out[1]: Broker: Not enough in-sync replicas"),
+    # The partition count asked (1 answer), then silence and no broker answers: an outage, at the
+    # client timeout, named as one.
+    ({"unsent": 2, "answers": 1}, KafkaUnreachable, "cannot reach the Kafka brokers at b:9092: no answer within 0.05 s")])
+def test_unacknowledged_records_fail_the_write(producer, monkeypatch, settings, error, message):
+    monkeypatch.setattr(rdkafka, "STALL_TIMEOUT_S", 0.2)
     producer(**settings)
-    with pytest.raises(rdkafka.ProduceFailed, match=message.replace("[", r"\[").replace("]", r"\]")):
-        rdkafka.produce_arrow({"bootstrap_servers": ["b:9092"]}, [SINK], "w", 7)
+    with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
+        rdkafka.produce_arrow(QUICK, [SINK], "w", 7)
 
 
 @pytest.fixture
