@@ -93,6 +93,7 @@ def run_query(context: dg.AssetExecutionContext, engine: Engine, query: Query, m
 
     def work() -> None:
         try:
+            context.log.info(engine.output_notice(query))
             # The engine may pass the same (mutable) report each time: queue a snapshot.
             outcome["report"] = engine.run(
                 query, mode=mode, stop_after_s=stop_after_s, on_data_loss=on_data_loss or None,

@@ -158,6 +158,7 @@ class Engine:
             raise ValueError(f"on_data_loss must be one of {offsets.ON_DATA_LOSS}, got {policy!r}")
         self._connect()
         self.ensure_topics(query)
+        exactly_once = self.output_guarantee(query).exactly_once
         self._check_identity(query, policy)  # raises DataLossError for topics that are not those read
         if policy == "fail":
             self._read_positions(query)  # raises DataLossError before any Spark query starts
@@ -169,7 +170,8 @@ class Engine:
             lifetime = replay_writer_id(sub.name, self.checkpoint_root(query) / sub.name)
             target = SinkTarget(table=DeltaOutput(sub, delta_path, lifetime) if is_main else None, dead_letters=rejected)
             run = streaming_run(sub, self._source_options(query, sub, policy), self.client_config,
-                                self.checkpoint_root(query) / sub.name, target=target)
+                                self.checkpoint_root(query) / sub.name, target=target,
+                                transactions=query.name if exactly_once else None)
             if is_main and mode == "continuous":
                 run.run_continuous(self.spark, report, stop_after_s=stop_after_s, on_progress=on_progress,
                                    interval_ms=self.settings.trigger_interval_ms)
@@ -181,6 +183,22 @@ class Engine:
                     report.dead_letters += sub_report.dead_letters
         report.consumer_lag = self.consumer_lag(query)
         return report
+
+    @_on_its_cluster
+    def output_guarantee(self, query: Query):
+        """What the query's Kafka output promises on its brokers (`kafka.transactions.OutputGuarantee`):
+        exactly-once (its tasks write in transactions) unless they are Tansu; `output_notice` says
+        it in a line."""
+        from streamjoin.kafka.transactions import output_guarantee  # librdkafka's producer side: runs only
+
+        with offsets.OffsetClient(self.client_config) as client:
+            return output_guarantee(client.is_tansu(query.compiled[0].input_topics[0]))
+
+    def output_notice(self, query: Query) -> str:
+        """The line a run says at its start about its Kafka output (how to read it)."""
+        from streamjoin.kafka.transactions import guarantee_notice
+
+        return guarantee_notice(self.output_guarantee(query), query.name)
 
     @_on_its_cluster
     def consumer_lag(self, query: Query) -> int:

@@ -54,8 +54,10 @@ def _run(args: argparse.Namespace) -> int:
             seen["batches"] = report.batches
             print(_summary(report), flush=True)
 
-    report = Engine(settings).run(query, mode=args.mode, stop_after_s=args.stop_after_s,
-                          on_progress=progress, on_data_loss=args.on_data_loss)
+    engine = Engine(settings)
+    print(engine.output_notice(query), flush=True)
+    report = engine.run(query, mode=args.mode, stop_after_s=args.stop_after_s,
+                        on_progress=progress, on_data_loss=args.on_data_loss)
     print(_summary(report), flush=True)
     return 0
 

@@ -129,9 +129,12 @@ class OffsetClient:
     def _lists_behind_the_end(self, topic: str) -> bool:
         """True on Tansu, whose ListOffsets(LATEST) lags the log end (module doc)."""
         if self._lagging_list_offsets is None:
-            cluster = self._metadata(topic).cluster_id
-            self._lagging_list_offsets = cluster == TANSU_CLUSTER_ID
+            self._lagging_list_offsets = self.is_tansu(topic)
         return self._lagging_list_offsets
+
+    def is_tansu(self, topic: str) -> bool:
+        """Whether the brokers are Tansu (by the cluster id it reports), asked with `topic`'s metadata."""
+        return self._metadata(topic).cluster_id == TANSU_CLUSTER_ID
 
     def for_timestamp(self, tps: list[TopicPartition], timestamp_ms: int,
                       ends: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:

@@ -37,7 +37,6 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from streamjoin.kafka.client import rdkafka_config
 from streamjoin.runtime.contract import REPLAY_HEADER
-from streamjoin.settings import BrokerKind, Settings
 from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT
 from streamjoin.kafka.rdkafka import (
     STALL_TIMEOUT_S,
@@ -60,6 +59,10 @@ class OutputGuarantee(Enum):
 
     EXACTLY_ONCE = "exactly-once"  # transactions: read it with isolation.level=read_committed
     AT_LEAST_ONCE = "at-least-once"  # replayed batches' copies carry the same replay header
+
+    @property
+    def exactly_once(self) -> bool:
+        return self is OutputGuarantee.EXACTLY_ONCE
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,11 @@ class TaskIdentity:
         return noted["records"] if noted["batch"] == batch else 0
 
 
-def output_guarantee(settings: Settings) -> OutputGuarantee:
-    """At-least-once on the embedded Tansu (it accepts transactions without honouring aborts);
-    exactly-once on the embedded Apache Kafka and on configured brokers (Apache Kafka, Confluent
-    Platform, MSK, Redpanda: all honour them)."""
-    if settings.kafka_bootstrap is None and settings.broker_kind is BrokerKind.TANSU:
-        return OutputGuarantee.AT_LEAST_ONCE
-    return OutputGuarantee.EXACTLY_ONCE
+def output_guarantee(tansu: bool) -> OutputGuarantee:
+    """At-least-once on Tansu (it accepts transactions without honouring aborts; `tansu`: the
+    brokers say they are, `OffsetClient.is_tansu`); exactly-once on every other broker (Apache
+    Kafka, Confluent Platform, MSK, Redpanda: all honour them)."""
+    return OutputGuarantee.AT_LEAST_ONCE if tansu else OutputGuarantee.EXACTLY_ONCE
 
 
 def guarantee_notice(guarantee: OutputGuarantee, query: str) -> str:
@@ -112,7 +113,7 @@ def guarantee_notice(guarantee: OutputGuarantee, query: str) -> str:
     if guarantee is OutputGuarantee.EXACTLY_ONCE:
         return (f"{query}: Kafka output is exactly-once (one transaction per task and batch): read it with "
                 "isolation.level=read_committed")
-    return (f"{query}: Kafka output is at-least-once (the embedded Tansu broker does not honour transaction "
+    return (f"{query}: Kafka output is at-least-once (the Tansu broker does not honour transaction "
             f"aborts): a replayed batch's copies carry the same {REPLAY_HEADER} header; drop them with "
             "streamjoin.kafka.records.dedupe_replayed")
 

@@ -16,9 +16,10 @@ positioned error, never a silent change of meaning.
   error saying why the clients cannot honour it (plan.client_properties, the table of them in
   streamjoin.kafka_properties); a table's security properties win over the engine's settings;
 - `'sink.*'`: the engine's sink writes each result keyed by its key with Kafka's default
-  partitioner, at least once (replays carry replay ids, docs/semantics.md): `'sink.partitioner' =
-  'default'` and `'sink.delivery-guarantee' = 'at-least-once' | 'none'` say so; any other sink
-  option or value is an error saying what the engine does instead."""
+  partitioner, exactly once on brokers that honour transactions (the run says so at its start),
+  at least once with replay ids on Tansu (docs/operations.md): `'sink.partitioner' = 'default'`
+  and `'sink.delivery-guarantee' = 'exactly-once' | 'at-least-once' | 'none'` (the last two it
+  exceeds) say so; any other sink option or value is an error saying what the engine does instead."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ from streamjoin.plan.startup import EARLIEST, STARTUP_MODES, Startup
 CONNECTORS = ("kafka", "upsert-kafka", "jdbc")
 JDBC = "jdbc"
 _STARTUP_COMPANIONS = {"scan.startup.timestamp-millis": "timestamp", "scan.startup.specific-offsets": "specific-offsets"}
-_SINK_VALUES = {"sink.partitioner": ("default",), "sink.delivery-guarantee": ("at-least-once", "none")}
+_SINK_VALUES = {"sink.partitioner": ("default",),
+                "sink.delivery-guarantee": ("exactly-once", "at-least-once", "none")}
 _OFFSET = re.compile(r"\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*")
 
 
@@ -91,13 +93,13 @@ def _check_sink(ctx: Context, props: Properties, name: str) -> None:
     value = props.get(name) or ""
     if allowed is None:
         raise ctx.error("connector-option", f"{name!r} is not supported: the engine's sink writes each result "
-                        "with Kafka's default partitioner (by its key), at least once, from the task that "
-                        "computed it; 'sink.partitioner' = 'default' and 'sink.delivery-guarantee' = "
-                        "'at-least-once' say so", props.written(name))
+                        "with Kafka's default partitioner (by its key), from the task that computed it, in "
+                        "Kafka transactions named after the query, step and task; 'sink.partitioner' = "
+                        "'default' and 'sink.delivery-guarantee' = 'exactly-once' say so", props.written(name))
     if value.lower() not in allowed:
         raise ctx.error("connector-option", f"{name!r} = {value!r} is not supported: the engine's sink writes each "
-                        "result with Kafka's default partitioner (by its key), at least once (no Kafka "
-                        f"transactions; a replay carries replay ids, docs/semantics.md): {name!r} = "
+                        "result with Kafka's default partitioner (by its key), exactly once where the brokers "
+                        f"honour transactions (docs/operations.md): {name!r} = "
                         f"{' or '.join(repr(a) for a in allowed)}", props.written(name))
 
 

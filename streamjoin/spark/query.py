@@ -175,6 +175,7 @@ class StreamingRun:
     end_of_input: bool = False  # bounded: the source marks the end, the tasks flush all windows
     max_offsets_per_trigger: int | None = None
     routing: TaskRouting = field(default_factory=TaskRouting)
+    transactions: tuple[str, str] | None = None  # (query, step): exactly-once to Kafka (`TaskSink`)
     figures: BatchFigures = field(init=False)
     table_rows: TableRows | None = field(init=False, default=None)
 
@@ -187,7 +188,7 @@ class StreamingRun:
             self.table_rows = self.target.table.rows(spark)
         self.task_processor.sink = TaskSink(self.client_config, self.writer_id,
                                             table=cloudpickle.dumps(self.table_rows) if self.table_rows else None,
-                                            dead_letters=self.target.dead_letters)
+                                            dead_letters=self.target.dead_letters, transactions=self.transactions)
         reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
                   .option("subscribe", ",".join(self.input_topics))
                   .option("startingOffsets", self.kafka_options.get("startingOffsets", "earliest")).option("streamjoin.packed", "true")
@@ -300,13 +301,17 @@ def task_processor(query: CompiledQuery, sink: TaskSink | None = None) -> TaskPr
 
 
 def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_config: dict, checkpoint: Path,
-                  end_of_input: bool = False, target: SinkTarget = SinkTarget()) -> StreamingRun:
+                  end_of_input: bool = False, target: SinkTarget = SinkTarget(),
+                  transactions: str | None = None) -> StreamingRun:
+    """`transactions`: the name of the query this step is part of, whose tasks then write to Kafka
+    in transactions (exactly-once); None: at-least-once."""
     # Named after its sink topic: unique among the queries running at once. Its tasks produce
     # their results themselves (`TaskSink`, set when it starts).
     name, writer_id = query.sink.topic, replay_writer_id(query.name, checkpoint)
     return StreamingRun(name, query.input_topics, task_processor(query), kafka_options, checkpoint,
                         client_config, writer_id, target=target, end_of_input=end_of_input,
-                        routing=task_routing(query, client_config))
+                        routing=task_routing(query, client_config),
+                        transactions=None if transactions is None else (transactions, query.name))
 
 
 def run_available(spark: SparkSession, query: CompiledQuery, kafka_options: dict[str, str], client_config: dict,

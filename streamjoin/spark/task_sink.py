@@ -14,8 +14,12 @@ driver. Per batch the task, in its own Python worker:
     5. hands Spark one TABLE row (the Delta rows, Arrow IPC) and one DEAD_LETTER row (the dead
        letters, Arrow IPC), which the batch writer unpacks on the executors (`delta_writes`).
 
-At-least-once to Kafka: the task waits for every acknowledgement before its batch can commit;
-Delta is exactly-once (app transactions), and a replay converts and produces the same records.
+Kafka: with `transactions` (a broker that honours them), exactly-once: a task's results of a
+batch commit in one Kafka transaction with a marker of (query, step, task, batch), so a replay of
+a batch whose transaction committed produces nothing again (`kafka.transactions`); dead letters
+stay at-least-once. Without, at-least-once: the task waits for every acknowledgement before its
+batch can commit, and a replay produces the same records with the same replay ids. Delta is
+exactly-once (app transactions), and a replay converts the same records.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class TaskSink:
     writer_id: str
     table: bytes | None = None
     dead_letters: DeadLetters | None = None
+    transactions: tuple[str, str] | None = None  # (query, step) of the transactional ids; None: at-least-once
 
     @cached_property
     def _table(self):
@@ -74,7 +79,7 @@ class TaskSink:
             sink, unfit = _split(sink, rejected, keep_value=True)
             too_large += unfit
         batch_id = TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)
-        produced = self._produce(sink, batch_id, task, min(limits.values(), default=None))
+        produced = self._produce(sink, batch_id, task, min(limits.values(), default=0))
         packed = [] if table_rows is None else [_packed_row(TABLE_ROWS, table_rows)]
         dead += too_large
         if self.dead_letters is not None and dead:
@@ -87,14 +92,19 @@ class TaskSink:
             figures.update(table_rows=table_rows.num_rows, table_schema=schema_figure(table_rows.schema))
         return packed, figures
 
-    def _produce(self, sink: list[tuple], batch_id, task: int, max_bytes: int | None) -> int:
+    def _produce(self, sink: list[tuple], batch_id, task: int, max_bytes: int) -> int:
         if not sink:
             return 0
         from streamjoin.kafka.rdkafka import produce_columns
 
-        topics, keys, values, timestamps, headers = ([row[i] for row in sink] for i in (1, 2, 3, 4, 9))
-        return produce_columns(self.client_config, topics, keys, values, timestamps, headers, self.writer_id,
-                               batch_id, task, max_bytes=max_bytes)
+        columns = [[row[i] for row in sink] for i in (1, 2, 3, 4, 9)]  # topics, keys, values, timestamps, headers
+        if self.transactions is not None and batch_id is not None:
+            from streamjoin.kafka.transactions import TaskIdentity, TransactionalBatchProducer
+
+            identity = TaskIdentity(*self.transactions, task, self.writer_id)
+            return TransactionalBatchProducer(self.client_config, identity, max_bytes).produce_columns(
+                int(batch_id), *columns)
+        return produce_columns(self.client_config, *columns, self.writer_id, batch_id, task, max_bytes=max_bytes)
 
     def _dead_letters(self, dead: list[tuple], batch_id, task: int):
         """Produces the dead letters to their topic; their rows, as Arrow, for the Delta table."""

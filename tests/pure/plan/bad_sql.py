@@ -270,7 +270,7 @@ CASES = [
          "'scan.startup.specific-offsets' = 'p0:42');\nSELECT v FROM t;", F, "connector-option", 1, 124),
     Case("CREATE TABLE t (v STRING) WITH ('topic' = 't', 'scan.startup.mode' = 'group-offsets');\nSELECT v FROM t;", F, "connector-option", 1, 70),
     Case("CREATE TABLE t (v STRING) WITH ('topic' = 't', 'sink.partitioner' = 'round-robin');\nSELECT v FROM t;", F, "connector-option", 1, 69),
-    Case("CREATE TABLE t (v STRING) WITH ('topic' = 't', 'sink.delivery-guarantee' = 'exactly-once');\nSELECT v FROM t;", F, "connector-option", 1, 76),
+    Case("CREATE TABLE t (v STRING) WITH ('topic' = 't', 'sink.delivery-guarantee' = 'exactly_once');\nSELECT v FROM t;", F, "connector-option", 1, 76),
     Case("CREATE TABLE t (v STRING) WITH ('topic' = 't', 'sink.transactional-id-prefix' = 'sj');\nSELECT v FROM t;", F, "connector-option", 1, 81),
     Case("CREATE TABLE c (id INT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://h:3306/db', 'table-name' = 'c');\nSELECT id FROM c;",
          F, "connector-option", 1, 61),

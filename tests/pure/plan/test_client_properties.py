@@ -31,6 +31,10 @@ CASES = {
     "read elsewhere, not passed": Case(
         ("'properties.bootstrap.servers' = 'k:9092', 'properties.group.id' = 'g', "
          "'properties.auto.offset.reset' = 'earliest'", ""), {}),
+    # Accepted, and not client properties: the engine's sink does what they ask (exactly-once
+    # where the brokers honour transactions).
+    "sink options": Case(("'sink.delivery-guarantee' = 'exactly-once', 'sink.partitioner' = 'default'",
+                          "'sink.delivery-guarantee' = 'at-least-once'"), {}),
     "both tables, the same value": Case(("'properties.client.id' = 'x'", "'properties.client.id' = 'x', "
                                          "'properties.check.crcs' = 'true'"), {"client.id": "x", "check.crcs": "true"}),
 }
