@@ -30,8 +30,7 @@ from streamjoin.kafka.embedded import ensure_bootstrap
 from streamjoin.kafka_properties import with_properties
 from streamjoin.kinds import RUN_MODES, DataLossPolicy, RunMode
 from streamjoin.plan import nodes as P
-from streamjoin.plan.client_properties import query_client_properties
-from streamjoin.plan.lookup_join import query_bootstrap
+from streamjoin.plan.client_properties import query_bootstrap, query_client_properties
 from streamjoin.plan.rewrites import walk
 from streamjoin.runtime.report import RunReport  # what a run returns, for the callers of this facade
 from streamjoin.settings import Settings

@@ -10,11 +10,12 @@ positioned error, never a silent change of meaning.
   where the table's first run starts reading (plan.startup; the engine turns it into each
   partition's starting offset);
 - `'properties.*'`: `bootstrap.servers` (the cluster the table's topic is on: the engine runs the
-  query there; a query's tables all name the same cluster), `group.id` and `auto.offset.reset`
-  (what `'group-offsets'` reads); any other is a Kafka client property (Kafka's Java name), which
-  reaches the Kafka clients of each query reading the table, translated for librdkafka, or is an
-  error saying why the clients cannot honour it (plan.client_properties, the table of them in
-  streamjoin.kafka_properties); a table's security properties win over the engine's settings;
+  query there; a query's tables, the one it writes too, all name the same cluster), `group.id`
+  and `auto.offset.reset` (what `'group-offsets'` reads); any other is a Kafka client property
+  (Kafka's Java name), which reaches the Kafka clients of each query reading the table or writing
+  it (INSERT INTO), translated for librdkafka, or is an error saying why the clients cannot
+  honour it (plan.client_properties, the table of them in streamjoin.kafka_properties); a
+  table's security properties win over the engine's settings;
 - `'sink.*'`: the engine's sink writes each result keyed by its key with Kafka's default
   partitioner, exactly once on brokers that honour transactions (the run says so at its start),
   at least once with replay ids on Tansu (docs/operations.md): `'sink.partitioner' = 'default'`

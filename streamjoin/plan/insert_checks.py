@@ -1,5 +1,6 @@
-"""`INSERT INTO` a declared relation: where the flavour requires it (ksqlDB), the query writes
-exactly the target's columns, key and value, by name."""
+"""`INSERT INTO` a declared relation: a Kafka topic, not a database table (`check_insert_target`);
+where the flavour requires it (ksqlDB), the query writes exactly the target's columns, key and
+value, by name (`check_insert_columns`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ from sqlglot import exp
 
 from streamjoin.plan.catalog import SourceDef
 from streamjoin.plan.scope import Context
+
+
+def check_insert_target(ctx: Context, target: SourceDef, where: exp.Expr) -> None:
+    if target.lookup is not None:
+        raise ctx.error("lookup-join", f"{target.name} is a JDBC table, read by lookup joins only: a query writes a "
+                        "Kafka table ('connector' = 'kafka' or 'upsert-kafka'); load the database from its topic "
+                        "(e.g. a Kafka Connect JDBC sink)", where)
 
 
 def check_insert_columns(ctx: Context, target: SourceDef, key_columns, value_columns, where: exp.Expr) -> None:

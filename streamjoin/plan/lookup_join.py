@@ -3,8 +3,7 @@ where t is a database table (`'connector' = 'jdbc'`, plan.jdbc_options). Each le
 with the rows the table holds for its key when its task processes it (processing time), looked
 up through the task's cache; INNER drops a row the table does not hold, LEFT pads it with NULLs.
 
-Also the rules that keep a database table where a lookup can read it (`check_lookup_tables`) and
-a query on one Kafka cluster (`check_one_cluster`)."""
+Also the rule that keeps a database table where a lookup can read it (`check_lookup_tables`)."""
 
 from __future__ import annotations
 
@@ -53,20 +52,3 @@ def check_lookup_tables(ctx: Context, node: n.PlanNode, statement: exp.Expr) -> 
     if isinstance(node, LookupTable):
         raise ctx.error("lookup-join", f"{node.alias} is a JDBC table, read by lookup joins only: join it "
                         "FOR SYSTEM_TIME AS OF a PROCTIME() attribute of a stream", statement)
-
-
-def check_one_cluster(ctx: Context, node: n.PlanNode, statement: exp.Expr) -> None:
-    """The tables a query reads name one Kafka cluster (`'properties.bootstrap.servers'`) or none:
-    a run reads and writes one cluster."""
-    named = {s.source.bootstrap: s.source.name for s in walk(node) if isinstance(s, n.Source) and s.source.bootstrap}
-    if len(named) > 1:
-        listed = "; ".join(f"{name}: {servers}" for servers, name in named.items())
-        raise ctx.error("kafka-cluster", f"the query reads tables on different Kafka clusters ({listed}): a query "
-                        "runs against one cluster; copy the topics to one (MirrorMaker) or name the same servers",
-                        statement)
-
-
-def query_bootstrap(node: n.PlanNode) -> str | None:
-    """The Kafka cluster the query's tables name (None: the engine's own)."""
-    return next((s.source.bootstrap for s in walk(node) if isinstance(s, n.Source) and s.source.bootstrap), None)
-

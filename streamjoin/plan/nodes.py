@@ -307,6 +307,8 @@ class Sink(PlanNode):
     timestamp: str | None = None  # the value column whose value is the output record's timestamp
     window: SourceWindow | None = None  # a windowed result: the key ends with the window's bounds
     wrap_single_key: bool = False  # a one-column JSON key is written as an object (Flink's 'key.format')
+    bootstrap: str | None = None  # Flink: the Kafka cluster the target table's options name, and its
+    client_properties: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # client properties
 
     @property
     def children(self):

@@ -23,12 +23,12 @@ from streamjoin.dialect.flavours import FLAVOURS, Flavour, flavour
 from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
 from streamjoin.plan import kafka_keys
-from streamjoin.plan.client_properties import check_one_client_set
-from streamjoin.plan.lookup_join import check_lookup_tables, check_one_cluster
+from streamjoin.plan.client_properties import check_kafka_tables
+from streamjoin.plan.lookup_join import check_lookup_tables
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, sink_formats, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
 from streamjoin.plan.rewrites import walk
-from streamjoin.plan.insert_checks import check_insert_columns
+from streamjoin.plan.insert_checks import check_insert_columns, check_insert_target
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
 from streamjoin.plan.temporal_functions import declare_temporal_function, is_function_declaration
@@ -200,16 +200,18 @@ def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
     target = ctx.catalog.get(name)
     if target is None:
         return _plan_query(ctx, insert.expression, views, name, None, Properties({}), insert)
+    check_insert_target(ctx, target, table)
     props = Properties({"kafka_topic": target.topic, "partitions": str(target.partitions) if target.partitions else None,
                         "key_format": target.key_format, "value_format": target.value_format,
                         "wrap_single_value": str(target.wrap_single_value).lower(),
                         "wrap_single_key": str(target.wrap_single_key).lower()})
-    planned = _plan_query(ctx, insert.expression, views, target.name, None, props, insert)
+    planned = _plan_query(ctx, insert.expression, views, target.name, None, props, insert, target)
     check_insert_columns(ctx, target, planned.key_columns, planned.value_columns, insert.expression)
     return planned
 
 
-def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, statement) -> PlannedQuery:
+def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, statement,
+                target: SourceDef | None = None) -> PlannedQuery:  # target: the table an INSERT INTO writes
     partition_by, emit = None, None
     if isinstance(query, StreamQuery):
         partition_by, emit, query = query.args.get("partition_by"), query.args.get("emit"), query.this
@@ -241,13 +243,14 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
                             f"column of the result ({', '.join(values)})", props.written("timestamp") or statement)
     _check_not_an_input(ctx, planned.node, topic, props.written("kafka_topic", "topic") or statement)
     window = _result_window(ctx, planned.node, scope)
-    check_lookup_tables(ctx, planned.node, statement)
-    check_one_cluster(ctx, planned.node, statement)
-    check_one_client_set(ctx, planned.node, statement)
     sink = n.Sink(create_kind or result_kind, planned.node.key, planned.node, sink_name, topic,
                   int(partitions) if partitions else None, key_format, value_format, declared_kind(query),
                   props.flag("wrap_single_value", True), timestamp, window,
                   props.flag("wrap_single_key", kafka_keys.key_is_row(props)))
+    if target is not None:
+        sink = replace(sink, bootstrap=target.bootstrap, client_properties=target.client_properties)
+    check_lookup_tables(ctx, planned.node, statement)
+    check_kafka_tables(ctx, sink, statement)
     start, end = span(statement)
     written = ctx.sql[start:end + 1] if start is not None else ""
     return PlannedQuery(sink, tuple(keys), tuple(values), {e.alias: e for e in scope.entries}, ctx.flavour,

@@ -1,7 +1,7 @@
 """A Flink table's `'properties.bootstrap.servers'` is the cluster its query runs on: the engine
 hands a query whose tables name another cluster to an engine on that cluster (sharing its Spark),
-and keeps a query that names none, or its own, on the project's. Its other `'properties.*'` reach
-the clients of the query's run: the Spark source's options (`kafka.<name>`, as Spark's Kafka
+and keeps a query that names none, or its own, on the project's; the table a query writes (INSERT
+INTO) counts as one of its tables. Its other `'properties.*'` reach the clients of the query's run: the Spark source's options (`kafka.<name>`, as Spark's Kafka
 connector takes them) and the librdkafka configuration on the driver and in the workers, under
 librdkafka's names; its security properties win over the engine's settings. No broker is asked."""
 
@@ -88,3 +88,25 @@ def test_a_tables_client_properties_reach_its_querys_clients(name, tmp_path: Pat
     assert rdkafka_config(chosen.client_config).items() >= case.rdkafka.items()
     assert rdkafka_config(client_config_from_options(options)).items() >= case.rdkafka.items(), "the Spark source's"
     assert chosen.bootstrap == PROJECT and engine.kafka_options().get("kafka.sasl.username") == "alice"
+
+
+TARGETS = {  # the INSERT INTO target's options -> the servers its query runs on, in the run's librdkafka configuration
+    "the target's compression.type reaches the producer": (
+        "'properties.compression.type' = 'gzip'", PROJECT, {"compression.type": "gzip"}),
+    "the target's servers when the sources name none": (
+        "'properties.bootstrap.servers' = 'sink-kafka:9092'", "sink-kafka:9092", {"bootstrap.servers": "sink-kafka:9092"}),
+}
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_the_target_tables_properties_reach_the_run(name, tmp_path: Path):
+    options, servers, rdkafka = TARGETS[name]
+    (tmp_path / "flink").mkdir()
+    (tmp_path / "flink" / "sources.sql").write_text(
+        "CREATE TABLE products (id STRING, price INT) WITH ('topic' = 'products');\n"
+        f"CREATE TABLE priced (id STRING, price INT) WITH ('topic' = 'priced', {options});\n")
+    (tmp_path / "flink" / "prices.sql").write_text("INSERT INTO priced SELECT id, price FROM products;\n")
+    chosen = Engine(Settings(kafka_bootstrap=PROJECT, home=tmp_path), object()).on_cluster(
+        load_project(tmp_path).query("prices"))
+    assert chosen.bootstrap == servers
+    assert rdkafka_config(chosen.client_config).items() >= rdkafka.items()

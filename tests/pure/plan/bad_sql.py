@@ -297,9 +297,19 @@ CASES = [
          F, "lookup-join", 3, 57),
     Case(JDBC + "SELECT id FROM c;", F, "lookup-join", 2, 1),
     Case(JDBC + LOOKUP_PROBE + "SELECT k.id, c.name FROM k JOIN c ON k.id = c.id;", F, "lookup-join", 3, 33),
+    Case(JDBC + "INSERT INTO c SELECT product_id, note FROM orders;", F, "lookup-join", 2, 13),
     Case("CREATE TABLE a (id INT) WITH ('topic' = 'a', 'properties.bootstrap.servers' = 'one:9092');\n"
          "CREATE TABLE b (id INT) WITH ('topic' = 'b', 'properties.bootstrap.servers' = 'two:9092');\n"
          "SELECT a.id FROM a JOIN b ON a.id = b.id;", F, "kafka-cluster", 3, 1),
+    # the table an INSERT INTO writes is one of the query's: its cluster and client properties too
+    Case("CREATE TABLE a (id INT) WITH ('topic' = 'a', 'properties.client.id' = 'one');\n"
+         "CREATE TABLE o (id INT) WITH ('topic' = 'o', 'properties.client.id' = 'two');\n"
+         "INSERT INTO o SELECT id FROM a;", F, "kafka-cluster", 3, 1),
+    Case("CREATE TABLE a (id INT) WITH ('topic' = 'a', 'properties.bootstrap.servers' = 'one:9092');\n"
+         "CREATE TABLE o (id INT) WITH ('topic' = 'o', 'properties.bootstrap.servers' = 'two:9092');\n"
+         "INSERT INTO o SELECT id FROM a;", F, "kafka-cluster", 3, 13),
+    Case("CREATE TABLE o (v STRING) WITH ('topic' = 'o', 'sink.partitioner' = 'fixed');\n"
+         "INSERT INTO o SELECT note FROM orders;", F, "connector-option", 1, 69),
     Case("SELECT o.order_id, o.product_id, p.product_id FROM orders o JOIN products p ON o.product_id = p.product_id;",
          F, "duplicate-column", 1, 34),
     Case("SELECT STREAM o._key, o.item, p.paid AS item FROM orders o JOIN payments p ON o._key = p._key WITHIN 5s;",

@@ -1,7 +1,8 @@
 """A Flink table's client properties as planned (plan.client_properties): kept with Kafka's names,
 the security values upper case, the ones read elsewhere (bootstrap servers, group-offsets' group
 and reset) left out; a query's properties are those of all its tables, which may repeat a
-property with the same value. Refusals and conflicts, with their positions, are in bad_sql.py."""
+property with the same value; the table an INSERT INTO writes is one of them. Refusals and
+conflicts, with their positions, are in bad_sql.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from streamjoin.plan import plan_program
-from streamjoin.plan.client_properties import query_client_properties
+from streamjoin.plan.client_properties import query_bootstrap, query_client_properties
 
 
 @dataclass(frozen=True)
@@ -49,3 +50,38 @@ def test_a_querys_client_properties(name):
                            "SELECT a.id FROM a JOIN b ON a.id = b.id;", dialect="flink")
     [query] = program.queries
     assert query_client_properties([query.sink]) == case.expected
+
+
+@dataclass(frozen=True)
+class Target:
+    options: tuple[str, str]  # the WITH options of the source a and of the target o
+    expected: dict[str, str]  # the query's client properties
+    bootstrap: str | None = None  # the cluster the query runs on (None: the engine's)
+
+
+TARGETS = {
+    "the target's writer property": Target(("", "'properties.compression.type' = 'gzip'"), {"compression.type": "gzip"}),
+    "source's and target's together": Target(("'properties.fetch.max.wait.ms' = '250'",
+                                              "'properties.compression.type' = 'gzip', 'properties.client.id' = 'x'"),
+                                             {"fetch.max.wait.ms": "250", "compression.type": "gzip", "client.id": "x"}),
+    "a shared one, the same value": Target(("'properties.client.id' = 'x'", "'properties.client.id' = 'x'"),
+                                           {"client.id": "x"}),
+    "the target's cluster, the sources naming none": Target(("", "'properties.bootstrap.servers' = 'k:9092'"), {},
+                                                            "k:9092"),
+    "the same cluster": Target(("'properties.bootstrap.servers' = 'k:9092'", "'properties.bootstrap.servers' = "
+                                "'k:9092'"), {}, "k:9092"),
+    # where the query writes, its sink does what they ask; they are no client properties
+    "sink options": Target(("", "'sink.delivery-guarantee' = 'exactly-once', 'sink.partitioner' = 'default'"), {}),
+}
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_the_target_tables_client_properties(name):
+    case = TARGETS[name]
+    a, o = (f", {options}" if options else "" for options in case.options)
+    program = plan_program(f"CREATE TABLE a (id INT) WITH ('topic' = 'a'{a});\n"
+                           f"CREATE TABLE o (id INT) WITH ('topic' = 'o'{o});\n"
+                           "INSERT INTO o SELECT id FROM a;", dialect="flink")
+    [query] = program.queries
+    assert query_client_properties([query.sink]) == case.expected
+    assert query_bootstrap(query.sink) == case.bootstrap
