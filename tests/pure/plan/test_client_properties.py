@@ -18,6 +18,7 @@ from streamjoin.plan.client_properties import query_bootstrap, query_client_prop
 class Case:
     options: tuple[str, str]  # the WITH options of tables a and b
     expected: dict[str, str]  # the query's client properties
+    bootstrap: str | None = None  # the cluster the query runs on (None: the engine's)
 
 
 JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";'
@@ -40,48 +41,38 @@ CASES = {
                                          "'properties.check.crcs' = 'true'"), {"client.id": "x", "check.crcs": "true"}),
 }
 
+TARGETS = {  # b is the table the query writes (INSERT INTO)
+    "the target's writer property": Case(("", "'properties.compression.type' = 'gzip'"), {"compression.type": "gzip"}),
+    "source's and target's together": Case(
+        ("'properties.fetch.max.wait.ms' = '250'", "'properties.compression.type' = 'gzip', 'properties.client.id' = 'x'"),
+        {"fetch.max.wait.ms": "250", "compression.type": "gzip", "client.id": "x"}),
+    "a shared one, the same value": Case(("'properties.client.id' = 'x'", "'properties.client.id' = 'x'"),
+                                         {"client.id": "x"}),
+    "the target's cluster, the sources naming none": Case(("", "'properties.bootstrap.servers' = 'k:9092'"), {},
+                                                          "k:9092"),
+    "the same cluster": Case(("'properties.bootstrap.servers' = 'k:9092'", "'properties.bootstrap.servers' = 'k:9092'"),
+                             {}, "k:9092"),
+    # where the query writes, its sink does what they ask; they are no client properties
+    "sink options": Case(("", "'sink.delivery-guarantee' = 'exactly-once', 'sink.partitioner' = 'default'"), {}),
+}
+
+
+def planned_sink(options: tuple[str, str], query: str):
+    a, b = (f", {given}" if given else "" for given in options)
+    program = plan_program(f"CREATE TABLE a (id INT) WITH ('topic' = 'a'{a});\n"
+                           f"CREATE TABLE b (id INT) WITH ('topic' = 'b'{b});\n{query}", dialect="flink")
+    [planned] = program.queries
+    return planned.sink
+
 
 @pytest.mark.parametrize("name", CASES)
 def test_a_querys_client_properties(name):
-    case = CASES[name]
-    a, b = (f", {options}" if options else "" for options in case.options)
-    program = plan_program(f"CREATE TABLE a (id INT) WITH ('topic' = 'a'{a});\n"
-                           f"CREATE TABLE b (id INT) WITH ('topic' = 'b'{b});\n"
-                           "SELECT a.id FROM a JOIN b ON a.id = b.id;", dialect="flink")
-    [query] = program.queries
-    assert query_client_properties([query.sink]) == case.expected
-
-
-@dataclass(frozen=True)
-class Target:
-    options: tuple[str, str]  # the WITH options of the source a and of the target o
-    expected: dict[str, str]  # the query's client properties
-    bootstrap: str | None = None  # the cluster the query runs on (None: the engine's)
-
-
-TARGETS = {
-    "the target's writer property": Target(("", "'properties.compression.type' = 'gzip'"), {"compression.type": "gzip"}),
-    "source's and target's together": Target(("'properties.fetch.max.wait.ms' = '250'",
-                                              "'properties.compression.type' = 'gzip', 'properties.client.id' = 'x'"),
-                                             {"fetch.max.wait.ms": "250", "compression.type": "gzip", "client.id": "x"}),
-    "a shared one, the same value": Target(("'properties.client.id' = 'x'", "'properties.client.id' = 'x'"),
-                                           {"client.id": "x"}),
-    "the target's cluster, the sources naming none": Target(("", "'properties.bootstrap.servers' = 'k:9092'"), {},
-                                                            "k:9092"),
-    "the same cluster": Target(("'properties.bootstrap.servers' = 'k:9092'", "'properties.bootstrap.servers' = "
-                                "'k:9092'"), {}, "k:9092"),
-    # where the query writes, its sink does what they ask; they are no client properties
-    "sink options": Target(("", "'sink.delivery-guarantee' = 'exactly-once', 'sink.partitioner' = 'default'"), {}),
-}
+    sink = planned_sink(CASES[name].options, "SELECT a.id FROM a JOIN b ON a.id = b.id;")
+    assert query_client_properties([sink]) == CASES[name].expected
 
 
 @pytest.mark.parametrize("name", TARGETS)
 def test_the_target_tables_client_properties(name):
     case = TARGETS[name]
-    a, o = (f", {options}" if options else "" for options in case.options)
-    program = plan_program(f"CREATE TABLE a (id INT) WITH ('topic' = 'a'{a});\n"
-                           f"CREATE TABLE o (id INT) WITH ('topic' = 'o'{o});\n"
-                           "INSERT INTO o SELECT id FROM a;", dialect="flink")
-    [query] = program.queries
-    assert query_client_properties([query.sink]) == case.expected
-    assert query_bootstrap(query.sink) == case.bootstrap
+    sink = planned_sink(case.options, "INSERT INTO b SELECT id FROM a;")
+    assert (query_client_properties([sink]), query_bootstrap(sink)) == (case.expected, case.bootstrap)
