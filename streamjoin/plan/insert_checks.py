@@ -10,9 +10,10 @@ from streamjoin.plan.catalog import SourceDef
 from streamjoin.plan.scope import Context
 
 
-def check_insert_target(ctx: Context, target: SourceDef, where: exp.Expr) -> None:
-    if target.lookup is not None:
-        raise ctx.error("lookup-join", f"{target.name} is a JDBC table, read by lookup joins only: a query writes a "
+def check_insert_target(ctx: Context, name: str, lookup, where: exp.Expr) -> None:
+    """A query writes a Kafka table: not `name` when it is a JDBC one (`lookup`: its table)."""
+    if lookup is not None:
+        raise ctx.error("lookup-join", f"{name} is a JDBC table, read by lookup joins only: a query writes a "
                         "Kafka table ('connector' = 'kafka' or 'upsert-kafka'); load the database from its topic "
                         "(e.g. a Kafka Connect JDBC sink)", where)
 

@@ -24,6 +24,7 @@ from streamjoin.plan import nodes as n
 from streamjoin.plan.checks import check_statement
 from streamjoin.plan import kafka_keys
 from streamjoin.plan.client_properties import check_kafka_tables
+from streamjoin.plan.connectors import read_connector_options
 from streamjoin.plan.lookup_join import check_lookup_tables
 from streamjoin.plan.ddl import Properties, declared_source, relation_name, sink_formats, whole_partitions
 from streamjoin.plan.relations import View, declared_kind, table_name
@@ -200,7 +201,7 @@ def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
     target = ctx.catalog.get(name)
     if target is None:
         return _plan_query(ctx, insert.expression, views, name, None, Properties({}), insert)
-    check_insert_target(ctx, target, table)
+    check_insert_target(ctx, target.name, target.lookup, table)
     props = Properties({"kafka_topic": target.topic, "partitions": str(target.partitions) if target.partitions else None,
                         "key_format": target.key_format, "value_format": target.value_format,
                         "wrap_single_value": str(target.wrap_single_value).lower(),
@@ -232,7 +233,7 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
                   or whole_partitions(ctx, ctx.settings.get("output_partitions"), "output_partitions", statement)
                   or planned.partitions)
     upper = ctx.flavour.upper_case_sink_topic and create_kind
-    topic = props.get("kafka_topic") or (sink_name.upper() if upper else sink_name)
+    topic = props.get("kafka_topic", "topic") or (sink_name.upper() if upper else sink_name)
     # the format names here; what the columns' types allow, once compiled (app.compiling)
     key_format, value_format = sink_formats(ctx, props, query, statement)
     timestamp = props.get("timestamp")
@@ -249,6 +250,10 @@ def _plan_query(ctx, query, views, sink_name, create_kind, props: Properties, st
                   props.flag("wrap_single_key", kafka_keys.key_is_row(props)))
     if target is not None:
         sink = replace(sink, bootstrap=target.bootstrap, client_properties=target.client_properties)
+    elif isinstance(statement, CreateRelation):  # its connector options (Flink), read as a declaration's
+        connector = read_connector_options(ctx, props, props.values, statement.this)
+        check_insert_target(ctx, sink_name, connector.lookup, statement.this)
+        sink = replace(sink, bootstrap=connector.bootstrap, client_properties=connector.properties)
     check_lookup_tables(ctx, planned.node, statement)
     check_kafka_tables(ctx, sink, statement)
     start, end = span(statement)
@@ -290,7 +295,8 @@ def _result_source(query: PlannedQuery) -> SourceDef:
                      "JSON" if untyped_key or len(query.key_columns) > 1 else query.sink.key_format,
                      query.sink.value_format, query.sink.timestamp,
                      wrap_single_value=query.sink.wrap_single_value, window=query.sink.window,
-                     wrap_single_key=query.sink.wrap_single_key)
+                     wrap_single_key=query.sink.wrap_single_key, bootstrap=query.sink.bootstrap,
+                     client_properties=query.sink.client_properties)
 
 
 def _declared_type(query: PlannedQuery, expr: exp.Expr) -> SqlType:

@@ -310,6 +310,9 @@ CASES = [
          "INSERT INTO o SELECT id FROM a;", F, "kafka-cluster", 3, 13),
     Case("CREATE TABLE o (v STRING) WITH ('topic' = 'o', 'sink.partitioner' = 'fixed');\n"
          "INSERT INTO o SELECT note FROM orders;", F, "connector-option", 1, 69),
+    # a table created by a query: its connector options read as a declaration's
+    Case("CREATE TABLE c WITH ('connector' = 'hbase-2.2') AS SELECT note FROM orders;", F, "connector", 1, 36),
+    Case("CREATE TABLE c WITH ('sink.partitioner' = 'fixed') AS SELECT note FROM orders;", F, "connector-option", 1, 43),
     Case("SELECT o.order_id, o.product_id, p.product_id FROM orders o JOIN products p ON o.product_id = p.product_id;",
          F, "duplicate-column", 1, 34),
     Case("SELECT STREAM o._key, o.item, p.paid AS item FROM orders o JOIN payments p ON o._key = p._key WITHIN 5s;",

@@ -76,3 +76,21 @@ def test_the_target_tables_client_properties(name):
     case = TARGETS[name]
     sink = planned_sink(case.options, "INSERT INTO b SELECT id FROM a;")
     assert (query_client_properties([sink]), query_bootstrap(sink)) == (case.expected, case.bootstrap)
+
+
+CREATED = {  # CREATE TABLE c WITH (<options>) AS SELECT id FROM a: c's options, read as a declaration's
+    "its topic and writer property": (("'topic' = 'c_topic', 'properties.compression.type' = 'gzip'", ""),
+                                      "c_topic", {"compression.type": "gzip"}),
+    "no options: topic of its name": (("", ""), "c", {}),
+}
+
+
+@pytest.mark.parametrize("name", CREATED)
+def test_a_created_tables_connector_options(name):
+    (options, _), topic, expected = CREATED[name]
+    given = f" WITH ({options})" if options else ""
+    program = plan_program(f"CREATE TABLE a (id INT) WITH ('topic' = 'a');\n"
+                           f"CREATE TABLE c{given} AS SELECT id FROM a;\nSELECT id FROM c;", dialect="flink")
+    created, reading = program.queries
+    assert (created.sink.topic, query_client_properties([created.sink])) == (topic, expected)
+    assert query_client_properties([reading.sink]) == expected  # a query reading c uses c's clients
