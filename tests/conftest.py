@@ -9,6 +9,9 @@ expensive ones, so it starts neither the broker nor Spark.
   starts it), for the tests of runs that connect to a shared Spark; stopped at the end.
 - schema_registry: the project's schema registry (streamjoin.registry), one per test session,
   made the default of the SerdeSpecs the session builds (`Registry`: url, auth); stopped at the end.
+- kafka_cluster: a 3-node Apache Kafka cluster on loopback (`kafka.cluster.LoopbackCluster`:
+  three replicas of every topic, two in sync), one per test session, for the fault tests that
+  stop its nodes (each starts again what it stopped); stopped at the end.
 - tmp_delta_root: a fresh directory for Delta tables.
 - unique_topic: a topic name no other test uses (the broker is shared).
 - conformance_dir: ../shared/conformance (read at test time, never copied).
@@ -97,6 +100,16 @@ def spark_connect(streamjoin_home):
     settings = Settings.from_env()
     yield connect_server.start(settings, detached=False)
     connect_server.stop(settings)
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory):
+    from streamjoin.kafka.cluster import LoopbackCluster
+
+    cluster = LoopbackCluster(tmp_path_factory.mktemp("kafka-cluster"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture

@@ -37,8 +37,9 @@ def _admin_client(bootstrap: str, settings: Settings | None) -> Iterator[KafkaAd
 
 
 def create_topics(bootstrap: str, partitions_by_topic: dict[str, int],
-                  settings: Settings | None = None, replication_factor: int = 1) -> None:
-    """Create missing topics; existing ones must already have the requested partition count."""
+                  settings: Settings | None = None, replication_factor: int = -1) -> None:
+    """Create missing topics; existing ones must already have the requested partition count.
+    `replication_factor` -1: the brokers' `default.replication.factor` (a cluster's, not one copy)."""
     existing = partition_counts(bootstrap, list(partitions_by_topic), settings, missing_ok=True)
     for topic, wanted in partitions_by_topic.items():
         if topic in existing and existing[topic] != wanted:

@@ -33,6 +33,8 @@ _OUT_OF_RANGE = (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
 _LOOKUP_CONFIG = {"group.id": "streamjoin-offsets", "enable.auto.commit": False}
 # librdkafka's "no broker answered": the brokers are down or unreachable, not a wrong request
 _UNREACHABLE = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT)
+# A lookup that lost its broker (stopped or crashed in a cluster) while the others may answer
+_BROKER_GONE = (KafkaError._DESTROY_BROKER, KafkaError._TRANSPORT)
 # a partition's leader is not ready yet: worth asking again
 _LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
 TANSU_CLUSTER_ID = "tansu_cluster"  # what a Tansu broker reports unless started with another id
@@ -159,7 +161,8 @@ class OffsetClient:
 
     def _listed(self, tps: list[TopicPartition], which: int) -> dict[TopicPartition, int]:
         """ListOffsets, asked again while a partition's leader is still taking over (a topic just
-        created, a broker just restarted): the broker says so with a retriable error."""
+        created, a broker just restarted: the broker says so with a retriable error) and when the
+        broker asked went away while others still answer (a node of a cluster stopped or crashed)."""
         if not tps:
             return {}
         deadline = time.monotonic() + STALL_TIMEOUT_S
@@ -168,7 +171,11 @@ class OffsetClient:
                 answers = self._consumer.offsets_for_times(
                     [RdTopicPartition(tp.topic, tp.partition, which) for tp in tps], timeout=self.timeout_s)
             except KafkaException as error:
-                raise self._unreachable_or(error) from None
+                if time.monotonic() > deadline or error.args[0].code() not in _BROKER_GONE:
+                    raise self._unreachable_or(error) from None
+                self._metadata(tps[0].topic)  # KafkaUnreachable when none answers; else ask the others
+                time.sleep(0.1)
+                continue
             errors = [answer.error for answer in answers if answer.error is not None]
             if not errors:
                 return {TopicPartition(a.topic, a.partition): a.offset for a in answers}

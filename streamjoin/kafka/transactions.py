@@ -38,10 +38,9 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from streamjoin.kafka.client import rdkafka_config
 from streamjoin.runtime.contract import REPLAY_HEADER
 from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT
+from streamjoin.kafka.stall import STALL_TIMEOUT_S, Stall
 from streamjoin.kafka.rdkafka import (
-    STALL_TIMEOUT_S,
     ProduceFailed,
-    Stall,
     await_acknowledgements,
     columns_of,
     new_producer,

@@ -233,11 +233,14 @@ class StreamingRun:
                     query.awaitTermination(1)
                 except Exception:  # noqa: BLE001 - it failed: raised below as one line (QueryFailed)
                     break
-                if self.refresh(report) and on_progress is not None:
-                    on_progress(report)
+                if self.refresh(report):
+                    report.rows_per_second = report.input_rows / (time.monotonic() - started)
+                    if on_progress is not None:
+                        on_progress(report)
         finally:
             query.stop()
             self.refresh(report)  # a batch that ended while the query stopped
+            report.rows_per_second = report.input_rows / max(time.monotonic() - started, 1e-3)
         if query.exception() is not None:
             raise QueryFailed(self.name, str(query.exception()))
         return report

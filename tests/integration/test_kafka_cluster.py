@@ -1,136 +1,80 @@
-"""A 3-node Apache Kafka cluster on loopback (`cluster.LoopbackCluster`: every node a controller
-voter and a broker; topics with three replicas, two in sync) and the data path's clients on it,
-while the leaders of an input and an output partition are stopped mid-run: a task loop reads its
-input range (`rdkafka.read_range`, as the source does), makes one result per record and commits
-each batch with `TransactionalBatchProducer` (acks=all). The run goes on across both leader
-changes; read read_committed, the output holds every input's result once: 0 lost, 0 duplicated.
+"""The engine on a 3-node Apache Kafka cluster on loopback (the session's `kafka_cluster`: every
+node a controller voter and a broker; three replicas of every topic, two in sync) while nodes go
+away (issue 35 item 3).
 
-And a kill -9 loop (>= 20 kills at random points, some between the Kafka commit and the
-checkpoint's) of a process running such batches (`txn_task_loop`): 0 lost, 0 duplicated.
-
-Both at the Kafka layer, not yet with the Spark query itself: the exactly-once producer is not
-wired into the task-side sink yet (issue 34 is moving that sink)."""
+- Leaders lost under a running query: a continuous `streamjoin run` fed all along; the leader of
+  an input partition is stopped (SIGTERM: it hands its leaderships over), started again, then the
+  leader of an output partition crashes (SIGKILL). The query goes on (a run that fails is started
+  again, as the restart sensor would, and counted); after one last run to the end, read
+  read_committed, the output holds each input's result once, and so does the Delta table.
+- The kill -9 loop of the queries on this cluster (>= 20 kills, some between a batch's Kafka
+  commit and Spark's) is test_kill_loop.py.
+"""
 
 from __future__ import annotations
 
-import random
+import json
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from confluent_kafka import KafkaException
 
-from streamjoin.kafka import admin, offsets
-from streamjoin.kafka.cluster import LoopbackCluster
+from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
-from streamjoin.kafka.rdkafka import read_range
-from streamjoin.kafka.transactions import TaskIdentity, TransactionalBatchProducer
-from tests.paths import REPO
+from tests.integration.cli_runs import RunProcess, delta_rows, read_output, run_env, run_to_end, write_project
 
 pytestmark = pytest.mark.integration
 
-INPUT, OUTPUT, PARTITIONS, BATCHES, PER_BATCH = "cluster-in", "cluster-out", 2, 12, 50
+PARTITIONS = 2
+SOURCES = """-- dialect: ksqldb
+CREATE STREAM lead_in (id STRING KEY, n INT) WITH (kafka_topic='lead_in', value_format='JSON', partitions=2);
+"""
+QUERY = "-- dialect: ksqldb\nCREATE STREAM lead_out AS SELECT id, n FROM lead_in EMIT CHANGES;\n"
+CHUNKS, PER_CHUNK, CHUNK_EVERY_S = 12, 50, 1.0
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    started = LoopbackCluster(tmp_path_factory.mktemp("cluster"))
-    started.start()
-    yield started
-    started.stop()
-
-
-def test_three_nodes_three_replicas(cluster):
-    admin.create_topics(cluster.bootstrap, {"replicated": 1}, replication_factor=3)
+def test_three_nodes_three_replicas(kafka_cluster):
+    admin.create_topics(kafka_cluster.bootstrap, {"replicated": 1})  # the brokers' default: three
     from confluent_kafka.admin import AdminClient
 
-    partition = AdminClient({"bootstrap.servers": cluster.bootstrap}).list_topics("replicated", timeout=20) \
+    partition = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap}).list_topics("replicated", timeout=20) \
         .topics["replicated"].partitions[0]
     assert len(partition.replicas) == 3 and len(partition.isrs) == 3
 
 
-def run_batch(config: dict, batch: int, positions: dict[int, int], figures: dict) -> None:
-    """One micro-batch: each task reads its input partition up to the end and commits one result
-    per record in a transaction. A lookup that fails while a leader moves is tried again, as a
-    restarted query would (a batch's ranges are fixed once looked up)."""
-    for attempt in range(10):
-        try:
-            with offsets.OffsetClient(config) as client:
-                ends = client.ends(client.topic_partitions([INPUT]))
-            break
-        except KafkaException:
-            figures["retries"] = figures.get("retries", 0) + 1
-            time.sleep(1)
-    for tp, end in sorted(ends.items(), key=lambda item: item[0].partition):
-        task = tp.partition
-        records = [m for chunk in read_range(config, INPUT, task, positions[task], end) for m in chunk]
-        figures["read"] += len(records)
-        values = [b"result-of-" + m.value() for m in records]
-        TransactionalBatchProducer(config, TaskIdentity("q", OUTPUT, task, "q@e1"), timeout_s=60).produce_columns(
-            batch, [OUTPUT] * len(values), [m.key() for m in records], values,
-            [m.timestamp()[1] for m in records], [None] * len(values))
-        positions[task] = end
+def test_leaders_lost_under_a_running_query(kafka_cluster, tmp_path):
+    bootstrap = kafka_cluster.bootstrap
+    admin.create_topics(bootstrap, {"lead_in": PARTITIONS})
+    sql = write_project(tmp_path, SOURCES, {"lead_out": QUERY})
+    env = run_env(tmp_path / "home", bootstrap)
+    runs, stopped = [RunProcess.start(sql, "lead_out", env, "--mode", "continuous")], []
+    for chunk in range(CHUNKS):
+        admin.produce(bootstrap, "lead_in", [OutRecord(b"k%d" % n, json.dumps({"n": chunk * PER_CHUNK + n}).encode(),
+                                                       1000 + n) for n in range(PER_CHUNK)])
+        if chunk == 0:
+            runs[-1].wait_for("batches=")
+        if chunk == 3:  # the leader of an input partition, gracefully
+            stopped.append(kafka_cluster.leader("lead_in", 0))
+            kafka_cluster.stop_node(stopped[-1])
+        if chunk == 7:  # the leader of an output partition, as a crash
+            kafka_cluster.start_node(stopped[0])
+            stopped.append(kafka_cluster.leader("LEAD_OUT", 1))
+            kafka_cluster.stop_node(stopped[-1], crash=True)
+        time.sleep(CHUNK_EVERY_S)
+        if runs[-1].process.poll() is not None:  # failed: started again, as the restart sensor would
+            runs.append(RunProcess.start(sql, "lead_out", env, "--mode", "continuous"))
+    kafka_cluster.start_node(stopped[-1])
+    runs[-1].process.send_signal(signal.SIGTERM)  # a continuous run stops as with Ctrl-C
+    runs[-1].finish()
+    last = run_to_end(sql, "lead_out", env)
+    assert last.process.returncode == 0, last.text()
 
-
-def test_stopping_the_leaders_of_an_input_and_an_output_partition_loses_and_duplicates_nothing(cluster):
-    bootstrap = cluster.bootstrap
-    config = {"bootstrap_servers": bootstrap.split(",")}
-    admin.create_topics(bootstrap, {INPUT: PARTITIONS, OUTPUT: PARTITIONS}, replication_factor=3)
-    positions, figures, sent = {task: 0 for task in range(PARTITIONS)}, {"read": 0}, []
-    stopped = []
-    for batch in range(BATCHES):
-        records = [OutRecord(b"k%d" % n, b"b%d-%d" % (batch, n), timestamp_ms=1000 + n) for n in range(PER_BATCH)]
-        admin.produce(bootstrap, INPUT, records)
-        sent += [record.value for record in records]
-        if batch == 3:  # the leader of an input partition, gracefully
-            stopped.append(cluster.leader(INPUT, 0))
-            cluster.stop_node(stopped[-1])
-        if batch == 6:  # the leader of an output partition, as a crash
-            cluster.start_node(stopped[0])
-            stopped.append(cluster.leader(OUTPUT, 1))
-            cluster.stop_node(stopped[-1], crash=True)
-        run_batch(config, batch, positions, figures)
-    cluster.start_node(stopped[-1])
-
-    results = [record.value for record in admin.read_all(bootstrap, OUTPUT)]  # read_committed
-    expected = sorted(b"result-of-" + value for value in sent)
-    lost, duplicated = len(set(expected) - set(results)), len(results) - len(set(results))
-    print(f"leader loss: stopped nodes {stopped}, records in {len(sent)}, read {figures['read']}, "
-          f"results read {len(results)}, lost {lost}, duplicated {duplicated}, "
-          f"offset lookups tried again {figures.get('retries', 0)}")
-    assert (lost, duplicated) == (0, 0) and sorted(results) == expected
-
-
-KILLS = 20
-
-
-def test_kill_9_loop_of_a_transactional_task_loop_loses_and_duplicates_nothing(cluster, tmp_path):
-    """A process running micro-batches (`txn_task_loop`) killed with SIGKILL at random points at
-    least KILLS times, new input arriving between kills; each restart replays the batch it had
-    planned. Read read_committed, every input's result is there exactly once."""
-    bootstrap, source, sink = cluster.bootstrap, "kill-in", "kill-out"
-    admin.create_topics(bootstrap, {source: PARTITIONS, sink: PARTITIONS}, replication_factor=3)
-    checkpoint, sent, kills, in_window = tmp_path / "checkpoint.json", [], 0, 0
-    command = [sys.executable, "-m", "tests.integration.txn_task_loop", bootstrap, source, sink, str(checkpoint)]
-    rng = random.Random(35)
-    while kills < KILLS:
-        records = [OutRecord(b"k%d" % n, b"r%d-%d" % (kills, n), timestamp_ms=1000 + n) for n in range(40)]
-        admin.produce(bootstrap, source, records)
-        sent += [record.value for record in records]
-        worker = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.8, 3.0))
-        worker.send_signal(signal.SIGKILL)
-        lines = worker.communicate()[0].split()
-        kills += 1
-        in_window += bool(lines) and lines[-2] == "kafka-committed"
-    finished = subprocess.run([*command, "--until-caught-up"], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert finished.returncode == 0, finished.stderr[-2000:]
-
-    results = [record.value for record in admin.read_all(bootstrap, sink)]  # read_committed
-    expected = sorted(b"result-of-" + value for value in sent)
-    lost, duplicated = len(set(expected) - set(results)), len(results) - len(set(results))
-    print(f"kill -9 loop: kills {kills} ({in_window} between the Kafka commit and the checkpoint's), "
-          f"records in {len(sent)}, results read {len(results)}, lost {lost}, duplicated {duplicated}")
-    assert (lost, duplicated) == (0, 0) and sorted(results) == expected
+    output = read_output(bootstrap, "LEAD_OUT")  # read_committed; ksqlDB names the topic in capitals
+    values = sorted(json.loads(r.value)["N"] for r in output.kept)
+    table = sorted(row["N"] for row in delta_rows(tmp_path / "home" / "delta" / "lead_out"))
+    expected = list(range(CHUNKS * PER_CHUNK))
+    lost, duplicated = len(set(expected) - set(values)), output.raw - len(set(values))
+    print(f"leader loss under a query: stopped nodes {stopped}, {len(expected)} records in, {output.raw} results read "
+          f"read_committed, lost {lost}, duplicated {duplicated}, Delta {len(table)} rows, "
+          f"{len(runs) - 1} restarts: " + "; ".join(run.stderr_lines()[0] for run in runs[:-1] if run.stderr_lines()))
+    assert (values, output.raw, table) == (expected, len(expected), expected)

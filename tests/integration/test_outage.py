@@ -83,7 +83,9 @@ def test_brokers_gone_under_a_running_query(tmp_path, case):
         env = run_env(tmp_path / "run", bootstrap, TIMEOUT_S)
         running = RunProcess.start(sql, "pages", env, "--mode", "continuous")
         if case.gone_when == "between batches":
-            running.wait_for(f"input_rows={case.first_batch}")
+            at = running.wait_for(f"input_rows={case.first_batch}")
+            progress = next(text for when, text in running.out if when == at)
+            assert float(progress.rsplit("rows_per_second=", 1)[1]) > 0, progress  # a continuous run's rate
         else:
             wait_for_file(tmp_path / "run" / "checkpoints" / "pages", "*/offsets/0", running)
 

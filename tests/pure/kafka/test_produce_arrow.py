@@ -13,7 +13,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from streamjoin.kafka import producer as kafka_python
-from streamjoin.kafka import rdkafka
+from streamjoin.kafka import rdkafka, stall
 from streamjoin.kafka.client import KafkaUnreachable
 from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 
@@ -186,7 +186,7 @@ QUICK = {"bootstrap_servers": ["b:9092"], "bootstrap_timeout_ms": 50}
     # client timeout, named as one.
     ({"unsent": 2, "answers": 1}, KafkaUnreachable, "cannot reach the Kafka brokers at b:9092: no answer within 0.05 s")])
 def test_unacknowledged_records_fail_the_write(producer, monkeypatch, settings, error, message):
-    monkeypatch.setattr(rdkafka, "STALL_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(stall, "STALL_TIMEOUT_S", 0.2)
     producer(**settings)
     with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
         rdkafka.produce_arrow(QUICK, [SINK], "w", 7)
