@@ -159,7 +159,7 @@ def test_sql_start_stop_and_dead_letters_while_running(sql_server, pageviews_sam
                                 ARTIFACTS / "sql-live-stopped.png")
     assert f"stopped on request (stop_pageviews_enriched run {stop[:8]})" in text
     text = ui_driver.show_asset(page, sql_server, "pageviews_enriched",
-                                ARTIFACTS / "sql-stopped.png", keys="stopped")
+                                ARTIFACTS / "sql-stopped.png")
     assert "stopped_at_offsets" in text and '"pageviews"' in text
     assert [r["status"] for r in ui_driver.job_runs(sql_server, "start_pageviews_enriched")
             if r["runId"] == run] == ["SUCCESS"]

@@ -247,23 +247,18 @@ def show_check(page: Page, server: Webserver, asset: str, check: str, shot: Path
     return _page_text(page, f"{server.url}/assets/{asset}?view=checks&checkDetail={check}", "Latest execution", shot)
 
 
-def show_asset(page: Page, server: Webserver, key: str, shot: Path, keys: str | None = None) -> str:
+def show_asset(page: Page, server: Webserver, key: str, shot: Path) -> str:
     """Open the asset's overview (`key` as in the URL, e.g. delta/x.table): its latest
-    materialization's metadata, tables (the `latest_rows` previews) included, only the entries
-    whose key holds `keys` when given (the page's own filter: a long table scrolls inside the page,
-    out of a screenshot). The page's text."""
-    return _page_text(page, f"{server.url}/assets/{key}", "Latest materialization", shot, keys)
+    materialization's metadata, tables (the `latest_rows` previews) included. The page's text."""
+    return _page_text(page, f"{server.url}/assets/{key}", "Latest materialization", shot)
 
 
-def _page_text(page: Page, url: str, loaded_when: str, shot: Path, keys: str | None = None) -> str:
+def _page_text(page: Page, url: str, loaded_when: str, shot: Path) -> str:
     """Open `url`, wait until `loaded_when` shows, screenshot the whole page; its text."""
     page.goto(url)
     page.get_by_text(loaded_when).first.wait_for()
     _dismiss_welcome(page)
     settle(page)
-    if keys is not None:
-        page.get_by_placeholder("Filter metadata keys").fill(keys)
-        page.wait_for_timeout(500)
     page.screenshot(path=str(shot), full_page=True)
     return page.inner_text("body")
 
