@@ -190,8 +190,9 @@ class Engine:
         it in a line."""
         from streamjoin.kafka.transactions import output_guarantee  # librdkafka's producer side: runs only
 
-        with offsets.OffsetClient(self.client_config) as client:
-            return output_guarantee(client.is_tansu(query.compiled[0].input_topics[0]))
+        topic = next((t for sub in query.compiled for t in sub.input_topics), query.output_topic)
+        with offsets.OffsetClient(self.client_config) as client:  # asked about one topic, not all
+            return output_guarantee(client.is_tansu(topic))
 
     def output_notice(self, query: Query) -> str:
         """The line a run says at its start about its Kafka output (how to read it)."""

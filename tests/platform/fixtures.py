@@ -124,6 +124,9 @@ class FakeEngine(Engine):
             time.sleep(self.run_s)
         return report
 
+    def output_notice(self, query):
+        return f"{query.name}: Kafka output is exactly-once (no brokers here: a fixed line)"
+
     def backfill(self, query, start_ms, end_ms):
         self.calls.append(("backfill", query.name, start_ms, end_ms))
         if self.on_backfill:
