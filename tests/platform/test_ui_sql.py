@@ -219,6 +219,9 @@ def test_sql_backfill(sql_server, browser):
     assert statuses == {FIRST_DAY: "SUCCESS", NEXT_DAY: "SUCCESS"}
     ui_driver.wait_for(lambda: ui_driver.backfill_statuses(sql_server) in (
         ["COMPLETED"], ["COMPLETED_SUCCESS"]), "the backfill to complete", timeout_s=90)
+    history = ui_driver.show_partitions(page, sql_server, "backfill_pageviews_enriched",
+                                        ARTIFACTS / "sql-backfill-done.png")
+    assert "In progress" not in history, history[-1500:]  # what the page says, once it is done
     text = ui_driver.show_asset(page, sql_server, "delta/pageviews_enriched.table",
                                 ARTIFACTS / "sql-backfill-table.png")
     assert "latest_rows" in text and "partition" in text and "input_rows" not in text

@@ -147,20 +147,25 @@ def server_latest(server: Webserver, path: list[str]) -> dict:
 def backfill(page: Page, server: Webserver, job: str, partitions: list[str],
              shot: Path) -> dict[str, str]:
     """Launch a backfill of `partitions` from the job's partitions page; {partition: status}."""
-    location = server.graphql(LOCATION)["workspaceOrError"]["locationEntries"][0]["name"]
-    page.goto(f"{server.url}/locations/{location}/jobs/{job}/partitions")
+    page.goto(f"{server.url}/locations/{location(server)}/jobs/{job}/partitions")
     page.get_by_role("button", name="Launch backfill…").click()
     selection = page.locator("input[placeholder^='ex:']")
     selection.fill(", ".join(partitions))
     selection.press("Enter")
     page.get_by_role("button", name=f"Submit {len(partitions)} runs").click()
     runs = wait_runs(server, job, len(partitions))
-    page.goto(f"{server.url}/locations/{location}/jobs/{job}/partitions")
+    show_partitions(page, server, job, shot)
+    return {tag["value"]: run["status"] for run in runs for tag in run["tags"]
+            if tag["key"] == "dagster/partition"}
+
+
+def show_partitions(page: Page, server: Webserver, job: str, shot: Path) -> str:
+    """The job's partitions page with its backfill history, as a user sees it: its text."""
+    page.goto(f"{server.url}/locations/{location(server)}/jobs/{job}/partitions")
     page.get_by_text("Backfill history").wait_for()
     page.wait_for_timeout(1_000)
     page.screenshot(path=str(shot))
-    return {tag["value"]: run["status"] for run in runs for tag in run["tags"]
-            if tag["key"] == "dagster/partition"}
+    return page.inner_text("body")
 
 
 BACKFILLS = "{ partitionBackfillsOrError { ... on PartitionBackfills { results { status } } } }"
