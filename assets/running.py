@@ -14,7 +14,6 @@ import dataclasses
 import json
 import queue
 import threading
-import time
 
 import dagster as dg
 
@@ -23,7 +22,6 @@ from streamjoin.app.engine import Engine
 from streamjoin.app.project import Query
 
 POLL_S = 1.0  # how often the step looks for a stop request
-DRAIN_TIMEOUT_S = 120.0  # a batch still running after this long is interrupted
 
 
 @dataclasses.dataclass
@@ -58,15 +56,11 @@ def end_offsets(progress) -> dict:
     return offsets
 
 
-def drain_and_stop(spark, stop: Stop, timeout_s: float = DRAIN_TIMEOUT_S) -> None:
+def drain_and_stop(engine: Engine, stop: Stop) -> None:
     """Stop every active stream of the run's session once its current trigger has finished."""
-    for stream in list(spark.streams.active):
-        deadline = time.monotonic() + timeout_s
-        while stream.isActive and stream.status.get("isTriggerActive"):
-            if time.monotonic() > deadline:
-                stop.interrupted = True
-                break
-            time.sleep(0.05)
+    for stream in list(engine.spark.streams.active):
+        if not engine.finish_trigger(stream):
+            stop.interrupted = True
         progress = stream.lastProgress
         if progress is not None:
             stop.batch_id = _field(progress, "batchId")
@@ -113,7 +107,7 @@ def run_query(context: dg.AssetExecutionContext, engine: Engine, query: Query, m
             if stop is None:
                 context.log.info(f"stop requested ({requested}): draining the current batch")
                 stop = Stop(requested)
-            drain_and_stop(engine.spark, stop)
+            drain_and_stop(engine, stop)
     if "error" in outcome:
         raise _as_failure(outcome["error"])
     return outcome["report"], stop

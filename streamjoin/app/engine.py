@@ -123,6 +123,12 @@ class Engine:
         admin.create_topics(self.bootstrap, wanted, settings=self.settings)
 
     @_on_its_cluster
+    def finish_trigger(self, stream) -> bool:
+        """Waits for a running Spark stream's trigger under way to finish (False: still running at
+        the drain timeout), so a stop between triggers never interrupts a batch."""
+        from streamjoin.spark.query import finish_trigger
+        return finish_trigger(stream)
+
     def run(self, query: Query, mode: RunMode | None = None, stop_after_s: float | None = None,
             on_progress: Callable[[RunReport], None] | None = None,
             on_data_loss: DataLossPolicy | None = None) -> RunReport:

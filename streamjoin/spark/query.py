@@ -11,9 +11,11 @@
          (`delta_writes`: append / MERGE, exactly once per batch id), and writes the batch's
          figures (`batch_figures`).
 
-The Kafka sink is at-least-once: a crash after producing and before the checkpoint commit
-replays the batch; its records carry the same `streamjoin.id` header (query@epoch:batch:task.seq)
-again, so readers drop the copies (`dedupe_replayed`); the epoch is the checkpoint's (`replay_writer_id`). Delta commits are exactly-once (app transactions).
+On a broker that honours transactions each task's Kafka results of a batch commit in one
+transaction (`task_sink`), so `read_committed` readers see them exactly once; elsewhere the sink is
+at-least-once: a replayed batch's records carry the same `streamjoin.id` header
+(query@epoch:batch:task.seq) again, so readers drop the copies (`dedupe_replayed`); the epoch is
+the checkpoint's (`replay_writer_id`). Delta commits are exactly-once (app transactions).
 """
 
 from __future__ import annotations
@@ -72,6 +74,20 @@ def root_cause(spark_message: str) -> str:
             return f"{match.group(1)}: {match.group(2)}".rstrip(": ")
     errors = [line for line in lines if re.match(r"^[\w.]*(Error|Exception): ", line)]
     return (errors[-1] if errors else lines[0] if lines else "unknown error")[:500]
+
+
+FINISH_TRIGGER_TIMEOUT_S = 120.0  # a batch still running after this long is interrupted
+
+
+def finish_trigger(query, timeout_s: float = FINISH_TRIGGER_TIMEOUT_S) -> bool:
+    """Waits until the query's trigger under way (if any) has finished; False if it still ran at
+    the timeout. Stopping between triggers never interrupts a batch half-written."""
+    deadline = time.monotonic() + timeout_s
+    while query.isActive and query.status.get("isTriggerActive"):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 class TableOutput(Protocol):
@@ -224,23 +240,30 @@ class StreamingRun:
     def run_continuous(self, spark: SparkSession, report: RunReport, stop_after_s: float | None = None,
                        on_progress=None, interval_ms: int = 200) -> RunReport:
         """A long-running query (processing-time trigger) until `stop_after_s` or until it fails;
-        `on_progress(report)` after each batch, so the orchestrator sees figures while it runs."""
+        `on_progress(report)` after each batch, so the orchestrator sees figures while it runs.
+        At `stop_after_s` the batch under way finishes (written and committed) before the query
+        stops, so a timed run ends on a batch boundary, as a requested stop does."""
         query = self.start(spark, {"processingTime": f"{interval_ms} milliseconds"})
         started = time.monotonic()
+
+        def progressed() -> None:
+            if self.refresh(report):
+                report.rows_per_second = report.input_rows / max(time.monotonic() - started, 1e-3)
+                if on_progress is not None:
+                    on_progress(report)
         try:
-            while query.isActive and (stop_after_s is None or time.monotonic() - started < stop_after_s):
+            while query.isActive:
+                if stop_after_s is not None and time.monotonic() - started >= stop_after_s:
+                    finish_trigger(query)
+                    break
                 try:
                     query.awaitTermination(1)
                 except Exception:  # noqa: BLE001 - it failed: raised below as one line (QueryFailed)
                     break
-                if self.refresh(report):
-                    report.rows_per_second = report.input_rows / (time.monotonic() - started)
-                    if on_progress is not None:
-                        on_progress(report)
+                progressed()
         finally:
             query.stop()
-            self.refresh(report)  # a batch that ended while the query stopped
-            report.rows_per_second = report.input_rows / max(time.monotonic() - started, 1e-3)
+            progressed()  # a batch that ended while the query stopped
         if query.exception() is not None:
             raise QueryFailed(self.name, str(query.exception()))
         return report
