@@ -73,6 +73,9 @@ class Flavour:
     registry_format_names: bool = False
     joins_kafka_values: bool = True  # False: a join of a source whose value is in the KAFKA format is refused
     insert_matches_target_columns: bool = False  # INSERT INTO writes exactly the target's columns, by name
+    # INSERT INTO t STORE [KEY AS f] [VALUE AS f] SELECT ...: the formats the result is written in
+    # (Lenses' storage format names: STRING, INT, LONG, DOUBLE, BYTES, JSON, AVRO, PROTOBUF)
+    store_as_clause: bool = False
     # a persistent query's sink takes the formats of the first source in its FROM unless it names
     # its own (else the default KAFKA key and JSON value)
     sink_formats_from_source: bool = False
@@ -112,6 +115,7 @@ class Flavour:
     foreign_key_tombstone_without_result: bool = False
     repartitions_tables: bool = False  # a table not keyed by its join expressions is re-keyed
     repartitions_to_match_partitions: bool = False  # the input with fewer partitions is repartitioned
+    join_key_formats_must_match: bool = False  # a keyed join's inputs' keys must be in one format (Lenses)
     zero_grace_by_default: bool = False  # a WITHIN without GRACE closes once stream time passes it
     eager_outer_without_grace: bool = False  # no GRACE: unmatched outer rows at once (option eager_outer)
     reemit_on_late_table_row: bool = False  # a late table row re-emits LEFT stream-table rows (option reemit_on_table_update)
@@ -207,6 +211,9 @@ class Lenses(Flavour):
     table_right_join_stream = True
     repartitions_tables = True
     repartitions_to_match_partitions = True
+    join_key_formats_must_match = True  # "the key facet for both sources has to share the same initial format"
+    store_as_clause = True
+    registry_format_names = True  # its AVRO and PROTOBUF are a schema registry's (Confluent's wire format)
     zero_grace_by_default = True  # its sliding windows have no grace
     having_filters_groups = False  # its aggregations are SELECT ... [WINDOW BY ...] GROUP BY, no HAVING
     reemit_on_late_table_row = True

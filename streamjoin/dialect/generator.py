@@ -6,7 +6,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from streamjoin.dialect.nodes import (
-    AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StreamQuery, ViewDefinition,
+    AggregationWindow, CreateRelation, Duration, SetOption, SourceColumn, SourceTable, StoreFormats, StreamQuery,
+    ViewDefinition,
     Watermark, WindowTableFunction, Within,
 )
 
@@ -108,6 +109,10 @@ def _stream_query_sql(self, e: StreamQuery) -> str:
     return text
 
 
+def _store_formats_sql(self, e: StoreFormats) -> str:
+    return "STORE" + "".join(f" {side.upper()} AS {e.args[side].name}" for side in ("key", "value") if e.args.get(side))
+
+
 def _lateral_sql(self, e: exp.Lateral) -> str:
     if e.args.get("view") or e.args.get("cross_apply") is not None:
         return self.lateral_sql(e)
@@ -125,6 +130,7 @@ TRANSFORMS = {
     WindowTableFunction: _window_function_sql,
     CreateRelation: _create_relation_sql,
     StreamQuery: _stream_query_sql,
+    StoreFormats: _store_formats_sql,
     ViewDefinition: lambda self, e: f"WITH {self.sql(e, 'this')} AS ({self.sql(e, 'expression')})",
     SetOption: lambda self, e: f"SET '{e.option}'='{e.value}'",
     Watermark: lambda self, e: f"WATERMARK FOR {self.sql(e, 'this')} AS {self.sql(e, 'expression')}",

@@ -98,6 +98,14 @@ class ViewDefinition(exp.Expression):
     arg_types = {"this": True, "expression": True}
 
 
+class StoreFormats(exp.Expression):
+    """Lenses `INSERT INTO t STORE [KEY AS format] [VALUE AS format] SELECT ...`: the formats the
+    result is written in (each an exp.Var with the name as written), held in the Insert's
+    `stored` argument."""
+
+    arg_types = {"key": False, "value": False}
+
+
 class SetOption(exp.Expression):
     """`SET key = value;` with key and value kept as text (`SET table.local-time-zone=UTC;`,
     `SET 'streamjoin.allow_multi_column_keys'='true';`)."""

@@ -73,6 +73,21 @@ def check_windows(ctx, left: Input, right: Input, where) -> None:
                         "same windowed key, or none", where)
 
 
+def check_key_formats(ctx, left: Input, right: Input, where) -> None:
+    """Lenses joins only inputs whose keys are in one format (the bytes of equal keys must be
+    equal): a mismatch is refused with the remedy, an intermediate topic written in the other
+    side's key format (`INSERT INTO t STORE KEY AS <format> ...`) read as the input instead."""
+    if not ctx.flavour.join_key_formats_must_match:
+        return
+    formats = {side_names(side): {e.source.key_format for e in side.entries if e.source is not None}
+               for side in (left, right)}
+    if len(set().union(*formats.values())) > 1:
+        described = " and ".join(f"{name} ({'/'.join(sorted(f))})" for name, f in formats.items())
+        raise ctx.error("key-format", f"the keys of {described} are in different formats, so equal keys need not "
+                        "be equal bytes: write one input to an intermediate topic with the other's key format "
+                        "(INSERT INTO t STORE KEY AS <format> SELECT STREAM * FROM ...) and join that", where)
+
+
 def _describe_window(window) -> str:
     if window is None:
         return "no windowed key"

@@ -14,7 +14,7 @@ from streamjoin.dialect.flavours import JoinModel
 from streamjoin.plan import conditions as cond
 from streamjoin.plan import nodes as n
 from streamjoin.plan.copartition import (
-    check_windows, copartition, key_matches, side_names, window_of, windowed_alias,
+    check_key_formats, check_windows, copartition, key_matches, side_names, window_of, windowed_alias,
 )
 from streamjoin.plan.inputs import Input, JoinClause, check_key_types, finish
 from streamjoin.plan.keys import KeyNaming, join_viable, synthetic_name
@@ -94,6 +94,7 @@ def _plan_keyed(ctx, scope, left, right, clause, split, jt, written) -> Input:
     _check_keyed_condition(ctx, join)
     check_key_types(ctx, scope, split, join.where)
     check_windows(ctx, left, right, clause.ast)
+    check_key_formats(ctx, left, right, clause.ast)
     if window_of(left) is not None:  # windowed keys join only within the same window: equal bounds too
         bounds = [(col(windowed_alias(left), b), col(windowed_alias(right), b)) for b in ctx.flavour.window_columns]
         join = join._replace(split=cond.SplitCondition(split.pairs + bounds, split.residual))

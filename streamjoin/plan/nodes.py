@@ -309,6 +309,8 @@ class Sink(PlanNode):
     wrap_single_key: bool = False  # a one-column JSON key is written as an object (Flink's 'key.format')
     bootstrap: str | None = None  # Flink: the Kafka cluster the target table's options name, and its
     client_properties: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # client properties
+    # Lenses STORE KEY|VALUE AS a primitive: the SQL type that side's one column must have
+    stored_types: tuple[str | None, str | None] = (None, None)
 
     @property
     def children(self):

@@ -32,6 +32,7 @@ from streamjoin.plan.rewrites import walk
 from streamjoin.plan.insert_checks import check_insert_columns, check_insert_target
 from streamjoin.plan.scope import Context, ScopeEntry
 from streamjoin.plan.select import plan_select
+from streamjoin.plan.store_formats import stored
 from streamjoin.plan.temporal_functions import declare_temporal_function, is_function_declaration
 from streamjoin.plan.temporal_subqueries import rewrite_temporal_lookups
 from streamjoin.dialect.types import ANY, SqlType
@@ -199,6 +200,11 @@ def _plan_insert(ctx: Context, insert: exp.Insert, views: dict) -> PlannedQuery:
     table = insert.this if isinstance(insert.this, exp.Table) else insert.this.this
     name = relation_name(ctx, table)
     target = ctx.catalog.get(name)
+    clause = insert.args.get("stored")
+    if clause:  # Lenses: the formats of a topic the INSERT writes
+        store = stored(ctx, clause, target is not None)
+        planned = _plan_query(ctx, insert.expression, views, name, None, Properties(store.properties), insert)
+        return replace(planned, root=replace(planned.root, stored_types=(store.key_type, store.value_type)))
     if target is None:
         return _plan_query(ctx, insert.expression, views, name, None, Properties({}), insert)
     check_insert_target(ctx, target.name, target.lookup, table)

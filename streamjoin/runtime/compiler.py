@@ -300,6 +300,7 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     names = list(project.key_columns) or (["_key"] if len(key_types) == 1 else [f"_key{i}" for i in range(len(key_types))])
     key_columns = tuple((name, ANY if t is None else t) for name, t in zip(names, key_types))
     value_columns = tuple((name, ANY if output[name] is None else output[name]) for name in project.value_columns)
+    _check_stored_types(sink, key_columns, value_columns)
     # KAFKA keys hold one primitive of a known type; several columns, or an expression whose
     # type only the data tells (Lenses `customers.id - 1`), are written as JSON.
     untyped = any(t is None for t in key_types[:len(key_columns)])  # a window's bounds are not key columns
@@ -313,6 +314,15 @@ def sink_binding(sink: P.Sink, output: dict[str, SqlType | None], key_types: tup
     key = _output_key(tuple(project.key_columns)) if project.key_from_columns else None
     return SinkBinding(sink.topic, serde, _output_value(tuple(project.value_columns)), key,
                        timestamp_column=sink.timestamp)
+
+
+def _check_stored_types(sink: P.Sink, key_columns: tuple, value_columns: tuple) -> None:
+    """Lenses STORE KEY|VALUE AS a primitive: that side is one column of the primitive's type."""
+    for side, wanted, columns in (("key", sink.stored_types[0], key_columns), ("value", sink.stored_types[1], value_columns)):
+        have = ", ".join(f"{name} {t.name}" for name, t in columns) or "no column"
+        if wanted is not None and [t.name for _, t in columns] != [wanted]:
+            raise FormatError(f"STORE {side.upper()} AS a primitive writes one {wanted} column; the {side} is {have}: "
+                              f"CAST it to {wanted} or store the {side} AS JSON", side)
 
 
 def _output_key(names: tuple[str, ...]) -> Callable[[Env], tuple] | None:

@@ -12,6 +12,7 @@ from streamjoin.dialect import (
     CreateRelation, SetOption, SourceTable, StreamJoin, StreamJoinError, StreamQuery, ViewDefinition,
     WindowTableFunction, declared_flavour, dialect_for, parse,
 )
+from streamjoin.dialect.nodes import StoreFormats
 
 
 @dataclass
@@ -89,6 +90,15 @@ CASES = {
     "flink create temporary view": Case("flink", "CREATE TEMPORARY VIEW v AS SELECT * FROM t WHERE a > 1", exp.Create),
     "flink join hints": Case("flink", "SELECT /*+ STATE_TTL('o'='1d'), BROADCAST(p) */ o.a FROM o JOIN p ON o.a = p.a",
                              exp.Hint),
+    "lenses insert store key and value as": Case(
+        "lenses", "INSERT INTO r STORE KEY AS STRING VALUE AS AVRO SELECT STREAM * FROM s", StoreFormats,
+        lambda t: (t.args["stored"].args["key"].name, t.args["stored"].args["value"].name) == ("STRING", "AVRO")),
+    "lenses insert store value as": Case("lenses", "INSERT INTO r STORE VALUE AS JSON SELECT STREAM * FROM s",
+                                         StoreFormats, lambda t: t.args["stored"].args.get("key") is None),
+    # ksqlDB's INSERT INTO ... EMIT CHANGES: the trailing clauses belong to the INSERT's query
+    "ksqldb insert emit changes": Case("ksqldb", "INSERT INTO x SELECT * FROM s PARTITION BY a EMIT CHANGES",
+                                       exp.Insert, lambda t: isinstance(t, exp.Insert)
+                                       and isinstance(t.expression, StreamQuery)),
     "group by after join": Case("lenses", "SELECT STREAM t.n, COUNT(*) AS c FROM s JOIN t ON t.id = s.id GROUP BY t.n",
                                 exp.Group),
 }

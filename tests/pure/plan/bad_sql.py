@@ -60,6 +60,8 @@ CREATE STREAM payments (_key INT KEY, paid INT)
   WITH (kafka_topic='payments', value_format='JSON', partitions=1);
 CREATE STREAM readings (_key STRING KEY, meter_id INT, nested ARRAY<INT>)
   WITH (kafka_topic='readings', value_format='JSON', partitions=1);
+CREATE STREAM refunds (_key INT KEY, amount INT)
+  WITH (kafka_topic='refunds', key_format='JSON', value_format='JSON', partitions=1);
 """,
     "sqlstream": """-- dialect: sqlstream
 CREATE STREAM order_quantity (order_time TIMESTAMP, ticker VARCHAR(5), quantity INTEGER);
@@ -257,6 +259,12 @@ CASES = [
     Case("SELECT * FROM pageviews WHERE pageid + 1 > TRUE;", K, "arithmetic-types", 1, 31),
     Case("SELECT order_id FROM orders WHERE note * 2 > 1;", F, "arithmetic-types", 1, 35),
     Case("SELECT STREAM item FROM orders WHERE item - 1 > 0;", L, "arithmetic-types", 1, 38),
+    Case("SELECT STREAM o.item FROM orders o JOIN refunds r ON o._key = r._key WITHIN 5s;", L, "key-format", 1, 41),
+    Case("INSERT INTO out STORE VALUE AS XML SELECT STREAM item FROM orders;", L, "store-as", 1, 32),
+    Case("INSERT INTO readings STORE VALUE AS JSON SELECT STREAM * FROM orders;", L, "store-as", 1, 22),
+    Case("INSERT INTO out STORE KEY AS STRING SELECT STREAM item FROM orders;", L, "format", 1, 1),
+    Case("INSERT INTO out STORE VALUE AS STRING SELECT STREAM item, customer_id FROM orders;", L, "format", 1, 1),
+    Case("INSERT INTO x STORE VALUE AS JSON SELECT * FROM pageviews EMIT CHANGES;", K, "store-as", 1, 15),
     Case("SELECT STREAM * FROM sightings WHERE row_id * TRUE > 0;", S, "arithmetic-types", 1, 38),
     # -- issue 39: Flink connector options are read, and what the engine would not honour is refused
     Case("CREATE TABLE LatestRates (currency STRING, rate DECIMAL(32, 2), PRIMARY KEY (currency) NOT ENFORCED)\n"

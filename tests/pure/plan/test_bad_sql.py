@@ -67,6 +67,8 @@ ACCEPTED = {
         "SELECT pageid, COUNT(*) AS n FROM pageviews GROUP BY pageid HAVING COUNT(*) > 1;",
         "CREATE TABLE per_minute AS SELECT pageid, COUNT(*) AS n FROM pageviews "
         "WINDOW TUMBLING (SIZE 1 MINUTE, GRACE PERIOD 0 SECONDS) GROUP BY pageid EMIT FINAL;",
+        "CREATE STREAM pv2 (userid STRING KEY, viewtime BIGINT, pageid STRING) WITH (kafka_topic='pv2', "
+        "value_format='JSON', partitions=2);\nINSERT INTO pv2 SELECT * FROM pageviews EMIT CHANGES;",
     ],
     "flink": [
         "SELECT v.url, l.label FROM visits v JOIN labels FOR SYSTEM_TIME AS OF v.proc AS l ON v.url = l.label_id;",
@@ -87,6 +89,11 @@ ACCEPTED = {
         "WITH customersTable AS (SELECT TABLE * FROM customers);\n"
         "SELECT STREAM customersTable.name, orders.item FROM orders JOIN customersTable "
         "ON customersTable.id = orders.customer_id;",
+        # an intermediate topic in the key format of the other input (the document's remedy), then the join
+        "INSERT INTO refunds_by_int STORE KEY AS INT VALUE AS JSON SELECT STREAM * FROM refunds;",
+        "INSERT INTO out STORE KEY AS INT VALUE AS AVRO SELECT STREAM o.item FROM orders o JOIN payments p "
+        "ON o._key = p._key WITHIN 5s;",
+        "INSERT INTO items STORE VALUE AS STRING SELECT STREAM item FROM orders;",
     ],
     "sqlstream": [
         "SELECT STREAM a.ticker FROM order_quantity OVER (RANGE BETWEEN INTERVAL '5' MINUTE PRECEDING AND "

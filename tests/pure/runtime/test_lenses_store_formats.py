@@ -1,0 +1,41 @@
+"""Lenses `INSERT INTO t STORE KEY AS f VALUE AS f`: the bytes written are in the named storage
+formats (a primitive is Kafka's serializer of that type, the bare value), end to end in-process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from streamjoin.runner.cases import Case as RunnerCase
+from streamjoin.runner.local import local_records
+from streamjoin.runner.planned import plan_case
+from tests.pure.runtime.sql_case import row, source
+
+ORDERS = [source("orders", {"_key": "INT", "customer_id": "INT", "item": "STRING"}, key=["_key"], kind="stream")]
+INPUTS = [row("orders", 1000, {"customer_id": 1, "item": "Computer"}, key=7)]  # order 7 of customer 1
+
+
+@dataclass(frozen=True)
+class Case:
+    store: str  # the STORE clause
+    select: str
+    key: bytes
+    value: bytes
+
+
+CASES = [
+    Case("STORE KEY AS INT VALUE AS STRING", "item", b"\x00\x00\x00\x07", b"Computer"),
+    Case("STORE VALUE AS INT", "customer_id", b"\x00\x00\x00\x07", b"\x00\x00\x00\x01"),
+    Case("STORE VALUE AS JSON", "item, customer_id", b"\x00\x00\x00\x07", b'{"item":"Computer","customer_id":1}'),
+    Case("STORE KEY AS JSON", "item", b"7", b'{"item":"Computer"}'),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.store)
+def test_the_result_is_written_in_the_stored_formats(case: Case):
+    sql = f"INSERT INTO out {case.store} SELECT STREAM {case.select} FROM orders;"
+    run = RunnerCase.from_json({"id": "store", "dialect": "lenses", "sql": sql, "sources": ORDERS, "inputs": INPUTS,
+                                "setup": [], "settings": {"flush_at_end": True}})
+    [record] = local_records(run, plan_case(run, topic_prefix="t."))["t.out"]
+    assert (record.key, record.value) == (case.key, case.value)
