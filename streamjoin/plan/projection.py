@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from streamjoin.kinds import Kind
 from streamjoin.dialect.flavours import OutputKey
 from streamjoin.plan.inputs import Input
 from streamjoin.plan.keys import KeyNaming, is_synthetic_reference
@@ -24,6 +25,7 @@ class Projected:
 
     key: dict[str, exp.Expr]
     values: dict[str, exp.Expr]
+    key_from_columns: bool = False  # the output key is the key columns' values, not the result's key
 
 
 def expand(ctx: Context, scope: SelectScope, select: exp.Select, naming: KeyNaming,
@@ -164,10 +166,26 @@ def split_key(ctx: Context, current: Input, items: list[Item], key_label: str | 
     if output_key is OutputKey.UPSERT_KEY:
         return Projected(projected_key(current.node, values), values)
     if output_key is OutputKey.KEY_PSEUDO_COLUMN:
-        return Projected({"_key": key_exprs[0]} if len(key_exprs) == 1 else {}, values)
+        return _key_pseudo_column(ctx, current, values, written)
     if output_key is OutputKey.NONE or not key_exprs:
         return Projected({}, values)
     return _projected_key(ctx, current, values, written, key_label, sink)
+
+
+def _key_pseudo_column(ctx: Context, current: Input, values, written) -> Projected:
+    """Lenses: `_key` is the result's key; a projected `expression AS _key` makes that expression
+    the key of the records written (the value keeps the other columns), so a stream is re-keyed
+    as it is written (its partition follows the new key). A table's rows keep their key: a new
+    key per row would leave the old one's row behind."""
+    key_exprs = current.node.key
+    projected = next((name for name in values if name.lower() == "_key"), None)
+    if projected is None or (len(key_exprs) == 1 and values[projected].sql() == key_exprs[0].sql()):
+        return Projected({"_key": key_exprs[0]} if len(key_exprs) == 1 else {}, values)
+    if current.node.kind != Kind.STREAM:
+        raise ctx.error("table-key", "a table result keeps its key: `AS _key` re-keys a stream (SELECT STREAM); "
+                        "project the expression under another name", written[projected])
+    return Projected({"_key": values[projected]}, {n: e for n, e in values.items() if n != projected},
+                     key_from_columns=True)
 
 
 def _projected_key(ctx: Context, current: Input, values, written, key_label, sink) -> Projected:

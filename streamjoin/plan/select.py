@@ -91,9 +91,9 @@ def plan_select(ctx: Context, select: exp.Select, views: dict, partition_by, sin
         current, key_label = _partitioned(ctx, scope, current, partition_by)
     projected = projection.split_key(ctx, current, items, key_label, sink)
     kind = current.node.kind
-    upsert = ctx.flavour.output_key is OutputKey.UPSERT_KEY
-    key = tuple(projected.key.values()) if upsert else current.node.key
-    project = n.Project(kind, key, current.node, projected.key, projected.values, key_from_columns=upsert)
+    from_columns = ctx.flavour.output_key is OutputKey.UPSERT_KEY or projected.key_from_columns
+    key = tuple(projected.key.values()) if from_columns else current.node.key
+    project = n.Project(kind, key, current.node, projected.key, projected.values, key_from_columns=from_columns)
     return replace(current, node=project), list(projected.key), list(projected.values), kind, scope
 
 

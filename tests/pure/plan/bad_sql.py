@@ -261,6 +261,7 @@ CASES = [
     Case("SELECT STREAM item FROM orders WHERE item - 1 > 0;", L, "arithmetic-types", 1, 38),
     Case("SELECT STREAM o.item FROM orders o JOIN refunds r ON o._key = r._key WITHIN 5s;", L, "key-format", 1, 41),
     Case("INSERT INTO out STORE VALUE AS XML SELECT STREAM item FROM orders;", L, "store-as", 1, 32),
+    Case("SELECT TABLE name AS _key, id FROM customers;", L, "table-key", 1, 14),
     Case("INSERT INTO readings STORE VALUE AS JSON SELECT STREAM * FROM orders;", L, "store-as", 1, 22),
     Case("INSERT INTO out STORE KEY AS STRING SELECT STREAM item FROM orders;", L, "format", 1, 1),
     Case("INSERT INTO out STORE VALUE AS STRING SELECT STREAM item, customer_id FROM orders;", L, "format", 1, 1),

@@ -1,5 +1,6 @@
 """Lenses `INSERT INTO t STORE KEY AS f VALUE AS f`: the bytes written are in the named storage
-formats (a primitive is Kafka's serializer of that type, the bare value), end to end in-process."""
+formats (a primitive is Kafka's serializer of that type, the bare value); `expression AS _key`
+makes the expression the records' key. End to end in-process."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from streamjoin.runner.cases import Case as RunnerCase
 from streamjoin.runner.local import local_records
 from streamjoin.runner.planned import plan_case
-from tests.pure.runtime.sql_case import row, source
+from tests.pure.runtime.sql_case import row, run_sql, source
 
 ORDERS = [source("orders", {"_key": "INT", "customer_id": "INT", "item": "STRING"}, key=["_key"], kind="stream")]
 INPUTS = [row("orders", 1000, {"customer_id": 1, "item": "Computer"}, key=7)]  # order 7 of customer 1
@@ -29,6 +30,7 @@ CASES = [
     Case("STORE VALUE AS INT", "customer_id", b"\x00\x00\x00\x07", b"\x00\x00\x00\x01"),
     Case("STORE VALUE AS JSON", "item, customer_id", b"\x00\x00\x00\x07", b'{"item":"Computer","customer_id":1}'),
     Case("STORE KEY AS JSON", "item", b"7", b'{"item":"Computer"}'),
+    Case("STORE KEY AS STRING", "item AS _key, customer_id", b"Computer", b'{"customer_id":1}'),
 ]
 
 
@@ -39,3 +41,16 @@ def test_the_result_is_written_in_the_stored_formats(case: Case):
                                 "setup": [], "settings": {"flush_at_end": True}})
     [record] = local_records(run, plan_case(run, topic_prefix="t."))["t.out"]
     assert (record.key, record.value) == (case.key, case.value)
+
+
+def test_a_projected_key_rekeys_the_stream():
+    # The Lenses document's LATERAL example keeps each batch's key; `meter_id AS _key` keys each
+    # reading by its meter instead (the document: "projecting on the key ... `expression AS _key`").
+    sources = [source("batched_readings", {"_key": "STRING", "meter_id": "INT", "readings": "ARRAY<INT>"},
+                      key=["_key"], kind="stream")]
+    inputs = [row("batched_readings", 1000, {"meter_id": 1, "readings": [100, 80, 95]}, key="a"),
+              row("batched_readings", 2000, {"meter_id": 2, "readings": [93]}, key="b")]
+    sql = ("INSERT INTO readings SELECT STREAM meter_id AS _key, reading FROM batched_readings "
+           "LATERAL readings AS reading WHERE reading > 90;")
+    assert run_sql(sql, sources, inputs, dialect="lenses") == [(1, {"reading": 100}), (1, {"reading": 95}),
+                                                               (2, {"reading": 93})]
