@@ -190,10 +190,11 @@ class Engine:
         return report
 
     @_on_its_cluster
+    @_on_its_cluster
     def output_guarantee(self, query: Query):
         """What the query's Kafka output promises on its brokers (`kafka.transactions.OutputGuarantee`):
         exactly-once (its tasks write in transactions) unless they are Tansu; `output_notice` says
-        it in a line."""
+        it in a line. Asked of the query's own cluster (its tables may name another one)."""
         from streamjoin.kafka.transactions import output_guarantee  # librdkafka's producer side: runs only
 
         topic = next((t for sub in query.compiled for t in sub.input_topics), query.output_topic)
