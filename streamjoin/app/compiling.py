@@ -44,6 +44,14 @@ def _as_written(source: SourceDef, serde: SerdeSpec | None) -> SourceDef:
                    value_format=serde.value_format, key_columns=tuple(name for name, _ in serde.key_columns))
 
 
+def _format_written(program: Program, query: PlannedQuery, side: str) -> exp.Expr | None:
+    """Where the statement names `side`'s format: a WITH property, or Lenses' STORE clause."""
+    stored = query.statement.args.get("stored") if query.statement is not None else None
+    if stored:
+        return stored.args.get(side) or stored
+    return Properties.of(query.statement).written(*Properties.format_names(program.flavour, side))
+
+
 def _compiled(program: Program, query: PlannedQuery, compiled: CompiledQuery) -> CompiledQuery:
     def error(rule: str, message: str, node: exp.Expr | None) -> StreamJoinError:
         return error_at(message, rule, node, sql=program.text, file=program.file, fallback=query.statement)
@@ -54,8 +62,7 @@ def _compiled(program: Program, query: PlannedQuery, compiled: CompiledQuery) ->
         except ExpressionError as failure:
             raise error(failure.rule, failure.reason, failure.node) from None
         except FormatError as failure:
-            names = Properties.format_names(program.flavour, failure.side)
-            raise error("format", str(failure), Properties.of(query.statement).written(*names)) from None
+            raise error("format", str(failure), _format_written(program, query, failure.side)) from None
         except RecursionError:
             raise error("too-deeply-nested", f"the query nests {NESTING_HINT}", None) from None
         except Exception as failure:  # noqa: BLE001 - even an engine gap is reported at its statement

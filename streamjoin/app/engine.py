@@ -122,13 +122,13 @@ class Engine:
         wanted[self.dead_letter_topic(query)] = 1
         admin.create_topics(self.bootstrap, wanted, settings=self.settings)
 
-    @_on_its_cluster
     def finish_trigger(self, stream) -> bool:
         """Waits for a running Spark stream's trigger under way to finish (False: still running at
         the drain timeout), so a stop between triggers never interrupts a batch."""
         from streamjoin.spark.query import finish_trigger
         return finish_trigger(stream)
 
+    @_on_its_cluster
     def run(self, query: Query, mode: RunMode | None = None, stop_after_s: float | None = None,
             on_progress: Callable[[RunReport], None] | None = None,
             on_data_loss: DataLossPolicy | None = None) -> RunReport:
@@ -189,7 +189,6 @@ class Engine:
         report.consumer_lag = self.consumer_lag(query)
         return report
 
-    @_on_its_cluster
     @_on_its_cluster
     def output_guarantee(self, query: Query):
         """What the query's Kafka output promises on its brokers (`kafka.transactions.OutputGuarantee`):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from streamjoin.dialect.nodes import CreateRelation, SetOption, SourceColumn, Watermark
+from streamjoin.dialect.nodes import CreateRelation, SetOption, SourceColumn, StoreFormats, Watermark
 from streamjoin.dialect.types import TYPE_WORDS
 
 # Words that may follow a column's type in a declaration.
@@ -18,7 +18,31 @@ _CLOSING = {TokenType.GT: TokenType.LT, TokenType.R_PAREN: TokenType.L_PAREN}
 
 
 class DeclarationParsing:
-    """Parser methods for declarations, mixed into the dialect's sqlglot Parser."""
+    """Parser methods for declarations and the formats an INSERT names, mixed into the dialect's
+    sqlglot Parser."""
+
+    def _parse_insert(self):
+        self._sj_store = None
+        insert = super()._parse_insert()
+        if isinstance(insert, exp.Insert) and self._sj_store is not None:
+            insert.set("stored", self._sj_store)
+        return insert
+
+    def _parse_insert_table(self):
+        """The target, then Lenses' `STORE [KEY AS format] [VALUE AS format]` (kept for _parse_insert)."""
+        target = super()._parse_insert_table()
+        if self._match_text_seq("STORE"):
+            start, formats = self._prev, {}
+            while self._match_texts(("KEY", "VALUE")):
+                side = self._prev.text.lower()
+                if side in formats or not self._match(TokenType.ALIAS) or not self._curr:
+                    self.raise_error("Expected STORE KEY AS <format> VALUE AS <format>")
+                self._advance()
+                formats[side] = positioned(exp.var(self._prev.text.upper()), self._prev, self._prev)
+            if not formats:
+                self.raise_error("Expected STORE KEY AS <format> and/or VALUE AS <format>")
+            self._sj_store = positioned(StoreFormats(**formats), start, self._prev)
+        return target
 
     def _parse_set_option(self):
         first = self._index

@@ -17,7 +17,7 @@ from streamjoin.dialect.declarations import DeclarationParsing, positioned
 from streamjoin.dialect.durations import WINDOW_UNITS
 from streamjoin.dialect.generator import TRANSFORMS as STREAM_TRANSFORMS
 from streamjoin.dialect.nodes import (
-    AggregationWindow, Duration, SourceTable, StoreFormats, StreamQuery, ViewDefinition, WindowTableFunction, Within,
+    AggregationWindow, Duration, SourceTable, StreamQuery, ViewDefinition, WindowTableFunction, Within,
 )
 
 # Flink's windowing table functions and the names of their arguments in positional order.
@@ -82,29 +82,6 @@ class _Parser(DeclarationParsing, parser.Parser):
         elif partition_by or emit:
             return self.expression(StreamQuery(this=query, partition_by=partition_by, emit=emit))
         return query
-
-    def _parse_insert(self):
-        self._sj_store = None
-        insert = super()._parse_insert()
-        if isinstance(insert, exp.Insert) and self._sj_store is not None:
-            insert.set("stored", self._sj_store)
-        return insert
-
-    def _parse_insert_table(self):
-        """The target, then Lenses' `STORE [KEY AS format] [VALUE AS format]` (kept for _parse_insert)."""
-        target = super()._parse_insert_table()
-        if self._match_text_seq("STORE"):
-            start, formats = self._prev, {}
-            while self._match_texts(("KEY", "VALUE")):
-                side = self._prev.text.lower()
-                if side in formats or not self._match(TokenType.ALIAS) or not self._curr:
-                    self.raise_error("Expected STORE KEY AS <format> VALUE AS <format>")
-                self._advance()
-                formats[side] = positioned(exp.var(self._prev.text.upper()), self._prev, self._prev)
-            if not formats:
-                self.raise_error("Expected STORE KEY AS <format> and/or VALUE AS <format>")
-            self._sj_store = positioned(StoreFormats(**formats), start, self._prev)
-        return target
 
     def _parse_view_definition(self):
         self._match(TokenType.WITH)

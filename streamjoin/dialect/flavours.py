@@ -68,8 +68,8 @@ class Flavour:
     ddl_kind_from_key: bool = False  # DDL: no key = append-only stream, key + watermark = versioned
     table_requires_primary_key: bool = False  # CREATE TABLE must name its PRIMARY KEY (tables join on keys)
     format_property_covers_key: bool = False  # WITH (FORMAT=...) sets the key format too (else value only)
-    # AVRO, PROTOBUF, JSON_SR, PROTOBUF_NOSR name the schema-registry formats (ksqlDB's names);
-    # elsewhere only 'avro-confluent' does (Flink's plain 'avro' has no registry)
+    # AVRO, PROTOBUF, JSON_SR, PROTOBUF_NOSR name the schema-registry formats (ksqlDB's names, which
+    # Lenses' AVRO and PROTOBUF mean too); else only 'avro-confluent' does (Flink's 'avro' has no registry)
     registry_format_names: bool = False
     joins_kafka_values: bool = True  # False: a join of a source whose value is in the KAFKA format is refused
     insert_matches_target_columns: bool = False  # INSERT INTO writes exactly the target's columns, by name

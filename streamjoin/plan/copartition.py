@@ -10,6 +10,7 @@ from streamjoin.kinds import Kind
 from streamjoin.plan import nodes as n
 from streamjoin.plan.inputs import Input
 from streamjoin.plan.keys import KeyNaming
+from streamjoin.plan.rewrites import walk
 from streamjoin.plan.scope import Context
 
 
@@ -79,7 +80,8 @@ def check_key_formats(ctx, left: Input, right: Input, where) -> None:
     side's key format (`INSERT INTO t STORE KEY AS <format> ...`) read as the input instead."""
     if not ctx.flavour.join_key_formats_must_match:
         return
-    formats = {side_names(side): {e.source.key_format for e in side.entries if e.source is not None}
+    formats = {side_names(side): {node.source.key_format for node in walk(side.node)  # views' sources too
+                                  if isinstance(node, n.Source) and node.source and node.source.key_format != "NONE"}
                for side in (left, right)}
     if len(set().union(*formats.values())) > 1:
         described = " and ".join(f"{name} ({'/'.join(sorted(f))})" for name, f in formats.items())

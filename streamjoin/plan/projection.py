@@ -179,13 +179,15 @@ def _key_pseudo_column(ctx: Context, current: Input, values, written) -> Project
     key per row would leave the old one's row behind."""
     key_exprs = current.node.key
     projected = next((name for name in values if name.lower() == "_key"), None)
-    if projected is None or (len(key_exprs) == 1 and values[projected].sql() == key_exprs[0].sql()):
+    if projected is None:
         return Projected({"_key": key_exprs[0]} if len(key_exprs) == 1 else {}, values)
+    rest = {name: e for name, e in values.items() if name != projected}  # the key facet is no value column
+    if len(key_exprs) == 1 and values[projected].sql() == key_exprs[0].sql():
+        return Projected({"_key": key_exprs[0]}, rest)
     if current.node.kind != Kind.STREAM:
-        raise ctx.error("table-key", "a table result keeps its key: `AS _key` re-keys a stream (SELECT STREAM); "
-                        "project the expression under another name", written[projected])
-    return Projected({"_key": values[projected]}, {n: e for n, e in values.items() if n != projected},
-                     key_from_columns=True)
+        raise ctx.error("table-key", "this query's result is a table, whose rows keep their key: `AS _key` re-keys "
+                        "a stream result only; project the expression under another name", written[projected])
+    return Projected({"_key": values[projected]}, rest, key_from_columns=True)
 
 
 def _projected_key(ctx: Context, current: Input, values, written, key_label, sink) -> Projected:

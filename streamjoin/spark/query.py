@@ -254,7 +254,7 @@ class StreamingRun:
         try:
             while query.isActive:
                 if stop_after_s is not None and time.monotonic() - started >= stop_after_s:
-                    finish_trigger(query)
+                    finish_trigger(query)  # if it gives up, the batch is interrupted: the next run replays it
                     break
                 try:
                     query.awaitTermination(1)

@@ -110,3 +110,28 @@ def test_the_target_tables_properties_reach_the_run(name, tmp_path: Path):
         load_project(tmp_path).query("prices"))
     assert chosen.bootstrap == servers
     assert rdkafka_config(chosen.client_config).items() >= rdkafka.items()
+
+
+
+QUERY_METHODS = ["run", "output_guarantee", "consumer_lag", "partition_positions", "reset", "backfill",
+                 "copartitioning_problems"]
+
+
+@pytest.mark.parametrize("method", QUERY_METHODS)
+def test_every_query_method_is_handed_to_the_querys_engine_once(method):
+    """Each Engine method that takes a query runs on the engine of that query's cluster, through
+    one `on_cluster` hand-over (a second would build another engine per call)."""
+    handed = getattr(Engine, method)
+    assert handed.__code__.co_name == "on_cluster" and handed.__wrapped__.__code__.co_name == method
+
+
+def test_a_run_runs_on_the_cluster_its_tables_name(tmp_path: Path, monkeypatch):
+    (tmp_path / "flink").mkdir()
+    (tmp_path / "flink" / "sources.sql").write_text(
+        "CREATE TABLE products (id STRING, price INT) WITH ('topic' = 'products', "
+        "'properties.bootstrap.servers' = 'other:9092');\n")
+    (tmp_path / "flink" / "prices.sql").write_text("SELECT id, price FROM products;\n")
+    ran_on = []
+    monkeypatch.setattr(Engine, "_run", lambda self, query, *args: ran_on.append(self.bootstrap))
+    Engine(Settings(kafka_bootstrap=PROJECT, home=tmp_path), object()).run(load_project(tmp_path).query("prices"))
+    assert ran_on == ["other:9092"]

@@ -31,6 +31,7 @@ CASES = [
     Case("STORE VALUE AS JSON", "item, customer_id", b"\x00\x00\x00\x07", b'{"item":"Computer","customer_id":1}'),
     Case("STORE KEY AS JSON", "item", b"7", b'{"item":"Computer"}'),
     Case("STORE KEY AS STRING", "item AS _key, customer_id", b"Computer", b'{"customer_id":1}'),
+    Case("STORE VALUE AS JSON", "_key, item", b"\x00\x00\x00\x07", b'{"item":"Computer"}'),  # the key facet
 ]
 
 
