@@ -98,7 +98,9 @@ CASES = {
     # ksqlDB's INSERT INTO ... EMIT CHANGES: the trailing clauses belong to the INSERT's query
     "ksqldb insert emit changes": Case("ksqldb", "INSERT INTO x SELECT * FROM s PARTITION BY a EMIT CHANGES",
                                        exp.Insert, lambda t: isinstance(t, exp.Insert)
-                                       and isinstance(t.expression, StreamQuery)),
+                                       and isinstance(t.expression, StreamQuery)
+                                       and [e.sql() for e in t.expression.args["partition_by"]] == ["a"]
+                                       and t.expression.args["emit"].name == "CHANGES"),
     "group by after join": Case("lenses", "SELECT STREAM t.n, COUNT(*) AS c FROM s JOIN t ON t.id = s.id GROUP BY t.n",
                                 exp.Group),
 }
