@@ -21,7 +21,13 @@ def key_matches(side: Input, expressions) -> bool:
     return [e.sql() for e in expressions] == [k.sql() for k in side.node.key]
 
 
-def repartition(ctx: Context, side: Input, keys, partitions, reason) -> Input:
+def repartition(ctx: Context, side: Input, keys, partitions, reason, where=None) -> Input:
+    if isinstance(side.node, n.Project) and max(partitions or 1, side.partitions or 1) > 1:
+        # only a source's records are written to a repartition topic (plan.rewrites.split_repartitions)
+        raise ctx.error("view-repartition", f"{side_names(side)} is a view whose rows would have to move to the "
+                        f"partitions of {', '.join(k.sql() for k in keys)} ({partitions} partitions), and a view's "
+                        "rows are not written to a repartition topic yet: write the view to a topic of its own "
+                        "(INSERT INTO t SELECT STREAM ...), declare it keyed that way, and join that", where)
     node = n.Repartition(side.node.kind, tuple(keys), side.node, partitions, reason)
     return replace(side, node=node, key_names={k.sql() for k in keys} if len(keys) == 1 else set(),
                    partitions=partitions, naming=KeyNaming.of_key(keys))
@@ -40,14 +46,15 @@ def copartition(ctx, left: Input, right: Input, lkeys, rkeys, where=None) -> tup
             if window_of(side) is not None:
                 raise ctx.error("windowed-repartition", f"{side_names(side)} has a windowed key and cannot be re-keyed "
                                 f"by {', '.join(k.sql() for k in keys)}; join it on its key", where)
-            side = repartition(ctx, side, keys, other.partitions or side.partitions, "join key")
+            side = repartition(ctx, side, keys, other.partitions or side.partitions, "join key", where)
             moved = True
             left, right = (side, right) if side_name == "left" else (left, side)
     if left.partitions and right.partitions and left.partitions != right.partitions:
         if ctx.flavour.repartitions_to_match_partitions:
             small_left = left.partitions < right.partitions
             side = left if small_left else right
-            side = repartition(ctx, side, side.node.key, max(left.partitions, right.partitions), "partition count")
+            side = repartition(ctx, side, side.node.key, max(left.partitions, right.partitions), "partition count",
+                               where)
             left, right = (side, right) if small_left else (left, side)
         elif not moved:
             raise ctx.error("co-partitioning", f"{side_names(left)} and {side_names(right)} have different numbers of "

@@ -73,8 +73,17 @@ def relation_input(ctx: Context, table: exp.Expr, views: dict[str, View], window
     if view:
         inner = view.planned
         entry = ScopeEntry(alias, dict(view.columns), view.kind)
-        node = replace(inner.node, alias=alias) if isinstance(inner.node, n.Project) else inner.node
-        return Input(node, [entry], set(), inner.partitions, window)
+        if not isinstance(inner.node, n.Project):
+            return Input(inner.node, [entry], set(), inner.partitions, window)
+        # Read under its alias, the view's key is its projected key column (`v._key`), not the
+        # expression inside it (`orders._key`), which the reading query cannot name.
+        key = tuple(col(alias, name) for name in inner.node.key_columns)
+        if len(key) != len(inner.node.key):
+            return Input(replace(inner.node, alias=alias), [entry], set(), inner.partitions, window)
+        node = replace(inner.node, alias=alias, key=key)
+        # a view that re-keys (`x AS _key`) is not partitioned by its key yet: a join repartitions it
+        keyed = len(key) == 1 and not inner.node.key_from_columns
+        return Input(node, [entry], {key[0].sql()} if keyed else set(), inner.partitions, window)
     source = ctx.catalog.get(name)
     if source is None:
         raise ctx.error("unknown-relation", f"unknown stream or table {name!r}", table)

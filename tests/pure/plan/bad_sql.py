@@ -62,6 +62,10 @@ CREATE STREAM readings (_key STRING KEY, meter_id INT, nested ARRAY<INT>)
   WITH (kafka_topic='readings', value_format='JSON', partitions=1);
 CREATE STREAM refunds (_key INT KEY, amount INT)
   WITH (kafka_topic='refunds', key_format='JSON', value_format='JSON', partitions=1);
+CREATE TABLE accounts (_key INT PRIMARY KEY, owner STRING)
+  WITH (kafka_topic='accounts', value_format='JSON', partitions=2);
+CREATE STREAM transfers (_key INT KEY, account INT, sum INT)
+  WITH (kafka_topic='transfers', value_format='JSON', partitions=2);
 """,
     "sqlstream": """-- dialect: sqlstream
 CREATE STREAM order_quantity (order_time TIMESTAMP, ticker VARCHAR(5), quantity INTEGER);
@@ -261,6 +265,7 @@ CASES = [
     Case("SELECT STREAM item FROM orders WHERE item - 1 > 0;", L, "arithmetic-types", 1, 38),
     Case("WITH r AS (SELECT STREAM amount FROM refunds);\nSELECT STREAM o.item FROM orders o JOIN r ON o._key = r._key WITHIN 5s;", L, "key-format", 2, 41),
     Case("SELECT STREAM o.item FROM orders o JOIN refunds r ON o._key = r._key WITHIN 5s;", L, "key-format", 1, 41),
+    Case("WITH t AS (SELECT STREAM account AS _key, sum FROM transfers);\nWITH a AS (SELECT TABLE * FROM accounts);\nSELECT STREAM t.sum, a.owner FROM t JOIN a;", L, "view-repartition", 3, 42),
     Case("INSERT INTO out STORE VALUE AS XML SELECT STREAM item FROM orders;", L, "store-as", 1, 32),
     Case("SELECT TABLE name AS _key, id FROM customers;", L, "table-key", 1, 14),
     Case("INSERT INTO readings STORE VALUE AS JSON SELECT STREAM * FROM orders;", L, "store-as", 1, 22),

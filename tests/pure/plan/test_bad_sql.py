@@ -94,6 +94,9 @@ ACCEPTED = {
         "INSERT INTO out STORE KEY AS INT VALUE AS AVRO SELECT STREAM o.item FROM orders o JOIN payments p "
         "ON o._key = p._key WITHIN 5s;",
         "INSERT INTO items STORE VALUE AS STRING SELECT STREAM item FROM orders;",
+        # a view keyed by its own projection, joined within one partition (nothing to move)
+        "WITH v AS (SELECT STREAM customer_id AS _key, item FROM orders);\n"
+        "WITH c AS (SELECT TABLE * FROM customers);\nSELECT STREAM v.item, c.name FROM v JOIN c;",
     ],
     "sqlstream": [
         "SELECT STREAM a.ticker FROM order_quantity OVER (RANGE BETWEEN INTERVAL '5' MINUTE PRECEDING AND "

@@ -55,3 +55,26 @@ def test_a_projected_key_rekeys_the_stream():
            "LATERAL readings AS reading WHERE reading > 90;")
     assert run_sql(sql, sources, inputs, dialect="lenses") == [(1, {"reading": 100}), (1, {"reading": 95}),
                                                                (2, {"reading": 93})]
+
+
+CUSTOMERS = source("customers", {"_key": "INT", "id": "INT", "name": "STRING"}, key=["_key"])
+VIEWS = "WITH c AS (SELECT TABLE * FROM customers);\n"
+
+
+@pytest.mark.parametrize("view, expected", [
+    # a view that filters and projects keeps the order's key (7): the join finds customer 7
+    ("WITH v AS (SELECT STREAM item FROM orders WHERE customer_id > 0);", [(7, {"item": "Computer", "name": "Ann"})]),
+    # a view keyed by the customer id: the join finds customer 1 on that key
+    ("WITH v AS (SELECT STREAM customer_id AS _key, item FROM orders);", [(1, {"item": "Computer", "name": "Bob"})]),
+])
+def test_a_view_with_a_projection_joins_on_its_key(view, expected):
+    # customers 1 (Bob) and 7 (Ann), then order 7 of customer 1 and order 8 of customer 0
+    inputs = [row("customers", 500, {"id": 1, "name": "Bob"}, key=1), row("customers", 600, {"id": 7, "name": "Ann"}, key=7),
+              *INPUTS, row("orders", 1100, {"customer_id": 0, "item": "Mouse"}, key=8)]
+    sql = f"{view}\n{VIEWS}INSERT INTO out SELECT STREAM v.item, c.name FROM v JOIN c;"
+    assert run_sql(sql, [*ORDERS, CUSTOMERS], inputs, dialect="lenses") == expected
+
+
+def test_a_view_with_a_projection_is_read_whole():
+    sql = "WITH v AS (SELECT STREAM item FROM orders WHERE customer_id > 0);\nINSERT INTO out SELECT STREAM * FROM v;"
+    assert run_sql(sql, ORDERS, INPUTS, dialect="lenses") == [(7, {"item": "Computer"})]
