@@ -200,3 +200,22 @@ def test_delta_root_of_the_engine_resource_is_where_tables_go(project, engine, i
     assert latest_metadata(instance, dg.AssetKey("clicks_enriched"))["delta_path"] == \
         str(root / "clicks_enriched")
     assert latest_metadata(instance, table_key)["path"] == str(root / "clicks_enriched")
+
+
+SECRET = "s3cret-pw-7f"
+
+
+def test_the_sasl_password_reaches_the_engine_and_nothing_the_ui_shows(project, engine, instance,
+                                                                      monkeypatch):
+    """A SASL password given as an environment variable (`dg.EnvVar`) reaches the engine and is
+    in nothing Dagster stores for its UI: not the run's config or tags, not an event or its
+    metadata (a literal password in the resource config would be shown as config)."""
+    monkeypatch.setenv("STREAMJOIN_TEST_SASL_PASSWORD", SECRET)
+    resources = fake_resources(engine, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                               sasl_username="alice", sasl_password=dg.EnvVar("STREAMJOIN_TEST_SASL_PASSWORD"))
+    result = build_definitions(project, resources=resources).resolve_job_def(
+        "stream_clicks_enriched").execute_in_process(instance=instance)
+    assert result.success and engine.settings.sasl_password == SECRET
+    run = instance.get_run_by_id(result.run_id)
+    stored = [str(run.run_config), str(run.tags), *(str(entry) for entry in instance.all_logs(result.run_id))]
+    assert len(stored) > 10 and not [text for text in stored if SECRET in text]
