@@ -228,8 +228,6 @@ def test_sql_backfill(sql_server, browser):
     assert ui_driver.server_latest(sql_server, ["pageviews_enriched"]) == before  # figures stay
 
 
-RELOAD = """mutation Reload($location: String!) { reloadRepositoryLocation(repositoryLocationName: $location) {
-  __typename } }"""
 # Dagster 1.13 answers `Asset` for any key, one it never knew too; a wiped asset is one with no
 # definition and no materialization or observation left.
 ASSET = """query Asset($path: [String!]!) { assetOrError(assetKey: {path: $path}) { __typename
@@ -246,7 +244,7 @@ def test_sql_deleted_file_leaves_no_assets(sql_server, sql_root, browser):
     """Issue 40 item 6: a deleted query file's assets (the query, its topics and tables, with
     their materializations) leave the catalog at the next status tick after the reload."""
     (sql_root / "sql" / "ksqldb" / "pageviews_enriched.sql").unlink()
-    sql_server.graphql(RELOAD, {"location": ui_driver.location(sql_server)})
+    sql_server.reload(ui_driver.location(sql_server))
     for path in (["pageviews_enriched"], ["delta", "pageviews_enriched.table"],
                  ["kafka", "dead-letters.pageviews_enriched.topic"]):
         ui_driver.wait_for(lambda: wiped(sql_server, path), f"{'/'.join(path)} wiped", timeout_s=90)
