@@ -1,10 +1,12 @@
 """Spark's own floor on this machine: the same Kafka source and sink with no join at all, so each
 target of issue 14 can be set against what Spark reaches before any streamjoin code runs.
 
-  copy:     RECORDS records Kafka -> Kafka (availableNow), keys, values and timestamps passed
-            through untouched, twice in one session: first on a JVM warmed by one small query (as
+  copy:     RECORDS records Kafka -> Kafka (availableNow), keys and values passed through
+            untouched, with each connector (streamjoin's Python `streamjoin_kafka`, which keeps
+            the timestamps, and Spark's own JVM `kafka`, whose sink stamps records as it produces
+            them), twice in one session: first on a JVM warmed by one small query (as
             `stream_joins.py` runs streamjoin), then on a JVM that has run the copy once. A join
-            that reads and writes the same topics cannot beat it.
+            that reads and writes the same topics through that connector cannot beat it.
   latency:  two continuous queries under the engine's processing-time trigger, each measured as
             `latency.py` measures streamjoin's query (producer and consumer processes, latency =
             read time - the record's produce time):
@@ -33,6 +35,7 @@ from stream_joins import kafka_stream, run_hand_written
 
 WARMUP_S = 5
 KEYS = 100_000
+CONNECTORS = ("streamjoin_kafka", "kafka")  # streamjoin's Python source and sink; Spark's JVM ones
 
 
 def main() -> None:
@@ -54,10 +57,13 @@ def main() -> None:
         produced = produce(bench, events_catalog(source), "events",
                            ((f"u{n % KEYS}", {"amount": n}, BASE_TS + n) for n in range(args.records)))
         print(f"copy: {produced:,} records Kafka -> Kafka, availableNow, nothing but the source and the sink")
-        for run in ("first", "second"):
-            timed = run_hand_written(bench, kafka_stream(bench, source).select("key", "timestamp", "value"),
-                                     bench.name(f"copy_out_{run}"), produced)
-            print(f"  {run} run: {timed.rate:,.0f} records/s ({timed.seconds:.1f} s, {timed.output_records:,} out)")
+        for connector in CONNECTORS:
+            for run in ("first", "second"):
+                timed = run_hand_written(
+                    bench, kafka_stream(bench, source, connector).select("key", "timestamp", "value"),
+                    bench.name(f"copy_out_{connector}_{run}"), produced, connector)
+                print(f"  {connector}, {run} run: {timed.rate:,.0f} records/s ({timed.seconds:.1f} s, "
+                      f"{timed.output_records:,} out)")
         print(f"latency: continuous queries, trigger processingTime={interval!r}; {args.rate:,.0f} records/s for "
               f"{args.seconds:g} s, then {FEW} records at once into the idle query, {args.rounds} rounds "
               "(targets: p99 < 1 s; all outputs in < 0.5 s)")
@@ -86,7 +92,7 @@ def events_catalog(topic: str):
 def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
     """One continuous copy of `shape`: the steady phase's latency, then the few-record rounds."""
     source, output = new_topic(bench, f"{shape}_in"), new_topic(bench, f"{shape}_out")
-    rows = kafka_stream(bench, source).select("key", "timestamp", "value")
+    rows = kafka_stream(bench, source, "streamjoin_kafka").select("key", "timestamp", "value")
     if shape == "keyed":
         rows = keyed_step(rows)
     query = (rows.writeStream.format("streamjoin_kafka").option("kafka.bootstrap.servers", bench.bootstrap)

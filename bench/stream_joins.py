@@ -9,7 +9,8 @@
       Spark's native stream-stream join (watermarks + a +/- 1 hour time-range condition), vs.
       Flink SQL's interval join.
 
-The Spark jobs read Kafka (availableNow) and write Kafka with the streamjoin_kafka sink. PyFlink
+streamjoin reads and writes Kafka (availableNow) with its streamjoin_kafka source and sink; the
+hand-written job with Spark's own Kafka connector (`format("kafka")`, a JVM client). PyFlink
 has no Kafka connector jar here, so it reads the same records from JSON-lines files (one per
 Kafka partition, written while producing) and writes files, in streaming mode, under its own
 virtualenv (.venv-flink; skipped with a note when missing). Rates are input records (both inputs)
@@ -33,6 +34,7 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from common import (BASE_TS, Agreement, Bench, Timed, WorkerMemory, bench_session, compile_query,
                     create_topics, json_rows, load_average, output_records, print_profile, produce,
@@ -50,19 +52,29 @@ def source(bench: Bench, name: str, kind: str, columns: dict) -> dict:
                 columns=columns, timestamp=None)
 
 
-def kafka_stream(bench: Bench, topic: str):
-    return (bench.spark.readStream.format("streamjoin_kafka")
+# The hand-written job reads and writes with Spark's own Kafka connector (a JVM client), as a team
+# on a Spark cluster would; `streamjoin_kafka` is streamjoin's Python source and sink.
+Connector = Literal["kafka", "streamjoin_kafka"]
+HAND_WRITTEN: Connector = "kafka"
+
+
+def kafka_stream(bench: Bench, topic: str, connector: Connector = HAND_WRITTEN):
+    return (bench.spark.readStream.format(connector)
             .option("kafka.bootstrap.servers", bench.bootstrap).option("subscribe", topic)
             .option("startingOffsets", "earliest").load())
 
 
-def run_hand_written(bench: Bench, joined, topic: str, input_records: int) -> Timed:
-    """`joined` (key, value, timestamp columns) written to a new topic, availableNow."""
+def run_hand_written(bench: Bench, joined, topic: str, input_records: int,
+                     connector: Connector = HAND_WRITTEN) -> Timed:
+    """`joined` (key, value, timestamp columns) written to a new topic, availableNow. Spark's
+    sink takes no timestamp column: its records are stamped when produced."""
     from streamjoin.kafka import admin
 
     admin.create_topics(bench.bootstrap, {topic: PARTITIONS})
+    if connector == "kafka":
+        joined = joined.select("key", "value")
     started = time.perf_counter()
-    query = (joined.writeStream.format("streamjoin_kafka")
+    query = (joined.writeStream.format(connector)
              .option("kafka.bootstrap.servers", bench.bootstrap).option("topic", topic)
              .option("checkpointLocation", str(bench.work_dir / "checkpoints" / topic))
              .trigger(availableNow=True).start())
@@ -137,7 +149,7 @@ def hand_written_enrichment(bench: Bench, sources: list[dict]):
     from pyspark.sql import functions as F
 
     clicks_topic, users_topic = (s["topic"] for s in sources)
-    users_raw = (bench.spark.read.format("streamjoin_kafka")
+    users_raw = (bench.spark.read.format(HAND_WRITTEN)
                  .option("kafka.bootstrap.servers", bench.bootstrap).option("subscribe", users_topic).load())
     # A table is the latest record per key (one partition per key: the highest offset wins).
     users = (users_raw.groupBy("key").agg(F.max_by("value", "offset").alias("value"))
@@ -228,7 +240,10 @@ def main() -> None:
     parser.add_argument("--only", choices=("a", "b"), help="run one of the two benchmarks")
     args = parser.parse_args()
     with bench_session("streamjoin-bench-stream-joins") as bench:
-        print(f"broker {bench.bootstrap}; {PARTITIONS} partitions per topic; {load_average()}")
+        from streamjoin.settings import Settings
+
+        print(f"broker {bench.bootstrap}; {PARTITIONS} partitions per topic; streamjoin reads with "
+              f"{Settings.from_env().kafka_source.value!r} (STREAMJOIN_KAFKA_SOURCE); {load_average()}")
         if args.events < FULL_EVENTS:
             print(f"scaled: {args.events:,} events (full size {FULL_EVENTS:,}: --events {FULL_EVENTS}; "
                   f"its Spark jobs alone took ~18 min on 2 shared cores, over the ~15 min budget)")

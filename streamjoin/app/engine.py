@@ -153,7 +153,9 @@ class Engine:
         calling `on_progress(report)` after each batch. `on_data_loss` (default: the settings')
         says what to do when the checkpoint points outside a topic's log: fail, or go on from the
         log's earliest or latest offset."""
+        from streamjoin.kafka.transactions import output_guarantee
         from streamjoin.spark.query import SinkTarget, replay_writer_id, streaming_run
+        from streamjoin.spark.sources import source_on_brokers
 
         mode = mode or query.mode
         if mode not in MODES:
@@ -163,7 +165,9 @@ class Engine:
             raise ValueError(f"on_data_loss must be one of {offsets.ON_DATA_LOSS}, got {policy!r}")
         self._connect()
         self.ensure_topics(query)
-        exactly_once = self.output_guarantee(query).exactly_once
+        tansu = self.brokers_are_tansu(query)
+        exactly_once = output_guarantee(tansu).exactly_once
+        source = source_on_brokers(self.settings.kafka_source, tansu)
         self._check_identity(query, policy)  # raises DataLossError for topics that are not those read
         if policy == "fail":
             self._read_positions(query)  # raises DataLossError before any Spark query starts
@@ -176,7 +180,8 @@ class Engine:
             target = SinkTarget(table=DeltaOutput(sub, delta_path, lifetime) if is_main else None, dead_letters=rejected)
             run = streaming_run(sub, self._source_options(query, sub, policy), self.client_config,
                                 self.checkpoint_root(query) / sub.name, target=target,
-                                transactions=query.name if exactly_once else None)
+                                transactions=query.name if exactly_once else None,
+                                source=source)
             if is_main and mode == "continuous":
                 run.run_continuous(self.spark, report, stop_after_s=stop_after_s, on_progress=on_progress,
                                    interval_ms=self.settings.trigger_interval_ms)
@@ -196,9 +201,15 @@ class Engine:
         it in a line. Asked of the query's own cluster (its tables may name another one)."""
         from streamjoin.kafka.transactions import output_guarantee  # librdkafka's producer side: runs only
 
+        return output_guarantee(self.brokers_are_tansu(query))
+
+    @_on_its_cluster
+    def brokers_are_tansu(self, query: Query) -> bool:
+        """Whether the query's own brokers are Tansu: its transactions are not exactly-once, and
+        Spark's Kafka connector would miss records there (`spark.sources`)."""
         topic = next((t for sub in query.compiled for t in sub.input_topics), query.output_topic)
         with offsets.OffsetClient(self.client_config) as client:  # asked about one topic, not all
-            return output_guarantee(client.is_tansu(topic))
+            return client.is_tansu(topic)
 
     def output_notice(self, query: Query) -> str:
         """The line a run says at its start about its Kafka output (how to read it)."""

@@ -81,7 +81,7 @@ class OffsetClient:
             found[topic] = set(metadata.partitions) if metadata is not None else set()
         return found
 
-    def _metadata(self, topic: str):
+    def _metadata(self, topic: str | None):
         """The broker's metadata about `topic`; KafkaUnreachable (one line naming the servers)
         when no broker answers within the timeout: a query whose brokers went away stops with it."""
         try:
@@ -134,8 +134,9 @@ class OffsetClient:
             self._lagging_list_offsets = self.is_tansu(topic)
         return self._lagging_list_offsets
 
-    def is_tansu(self, topic: str) -> bool:
-        """Whether the brokers are Tansu (by the cluster id it reports), asked with `topic`'s metadata."""
+    def is_tansu(self, topic: str | None = None) -> bool:
+        """Whether the brokers are Tansu (by the cluster id it reports), asked with `topic`'s
+        metadata (every topic's when None)."""
         return self._metadata(topic).cluster_id == TANSU_CLUSTER_ID
 
     def for_timestamp(self, tps: list[TopicPartition], timestamp_ms: int,

@@ -15,14 +15,15 @@ import uuid
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator
 
 from streamjoin.runner.cases import Case
-from streamjoin.settings import Settings
+from streamjoin.settings import KafkaSource, Settings
 from streamjoin.kafka.client import kafka_client_config, spark_options
-from streamjoin.kafka import admin
+from streamjoin.kafka import admin, offsets
 from streamjoin.runner.arrival import Arrival, arrival_segments
 from streamjoin.runner.compare import compare
 from streamjoin.kafka.records import ConsumedRecord, place
@@ -30,6 +31,7 @@ from streamjoin.runner.wire import decode_output, misplaced
 from streamjoin.runner.planned import PlannedCase, plan_case
 from streamjoin.runner.registry_cases import CaseRegistry, source_problems
 from streamjoin.spark.query import run_available
+from streamjoin.spark.sources import source_on_brokers
 
 
 @dataclass
@@ -135,6 +137,12 @@ class CaseRunner(Runner):
     def topic_prefix(self) -> str:
         return f"sj-{self._run_token}-{next(self._ids):04d}."
 
+    @cached_property
+    def source(self) -> KafkaSource:
+        """What the cases' queries read with: the settings' source, on these brokers."""
+        with offsets.OffsetClient(kafka_client_config(self.settings, self.bootstrap)) as client:
+            return source_on_brokers(self.settings.kafka_source, client.is_tansu())
+
     def outputs(self, case: Case, planned: PlannedCase, prefix: str) -> dict[str, list[ConsumedRecord]]:
         work = self.work_dir / prefix.rstrip(".")
         admin.create_topics(self.bootstrap, planned.topic_partitions, settings=self.settings)
@@ -151,7 +159,8 @@ class CaseRunner(Runner):
                 run_available(self.spark, query, spark_options(self.settings, self.bootstrap),
                               kafka_client_config(self.settings, self.bootstrap),
                               work / "checkpoints" / query.name,
-                              end_of_input=last and bool(case.settings.get("flush_at_end")))
+                              end_of_input=last and bool(case.settings.get("flush_at_end")),
+                              source=self.source)
         consumed = {topic: admin.read_all(self.bootstrap, topic, settings=self.settings)
                     for topic in planned.expected_by_topic(case.expected)}
         self._discard(prefix, work)

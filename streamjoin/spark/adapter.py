@@ -107,6 +107,7 @@ class TaskProcessor(StatefulProcessor):
         self.factory = cloudpickle.dumps(new_runtime)
         self.input_topics = input_topics
         self.sink = sink
+        self.per_record = False  # rows of Spark's Kafka source, not packed chunks (`sources`)
 
     @cached_property
     def _build(self) -> Callable[[int], TaskRuntime]:
@@ -117,7 +118,8 @@ class TaskProcessor(StatefulProcessor):
         return self._build(task)
 
     def __getstate__(self) -> dict:
-        return {"factory": self.factory, "input_topics": self.input_topics, "sink": self.sink}
+        return {"factory": self.factory, "input_topics": self.input_topics, "sink": self.sink,
+                "per_record": self.per_record}
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.pages = MapStatePages(handle.getMapState(TASK_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
@@ -135,7 +137,8 @@ class TaskProcessor(StatefulProcessor):
         runtime.seconds.clear()  # this batch's profile only
         before = runtime.counters()
         lap("state_read")
-        ordered = list(ordered_rows(pd.concat(list(rows), ignore_index=True)))
+        order = ordered_kafka_rows if self.per_record else ordered_rows
+        ordered = list(order(pd.concat(list(rows), ignore_index=True)))
         lap("ordering")
         out = process_rows(runtime, ordered)
         if not runtime.ended and runtime.ended_topics >= self.input_topics:
@@ -241,7 +244,7 @@ def ordered_kafka_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
     a record (KAFKA_ROW_COLUMNS: timestamp as epoch ms, headers a list of {key, value} or null):
     the shuffle keeps no order, so the task sorts them by (topic, partition, offset) itself,
     then merges the partitions' queues by smallest head timestamp, as `ordered_rows` does for
-    packed chunks (the source switch of issue 34 item 2; not wired to a query yet)."""
+    packed chunks."""
     columns = [frame[name].tolist() for name in KAFKA_ROW_COLUMNS]
     columns[6] = [() if h is None else tuple((x["key"], x["value"]) for x in h) for h in columns[6]]
     records = sorted(map(InputRow._make, zip(*columns)), key=itemgetter(0, 1, 2))

@@ -1,6 +1,6 @@
 """Run a compiled sub-topology as a Spark streaming query, Kafka to Kafka (+ Delta).
 
-    streamjoin_kafka source (all input topics, records packed in chunks) ─▶ groupBy(task)  [Kafka partition, one per core; TaskRouting]
+    Kafka source (`sources`: Spark's own, or streamjoin_kafka) ─▶ groupBy(task)  [Kafka partition, one per core; TaskRouting]
       ─▶ transformWithStateInPandas(TaskProcessor)  [decode, join, project, encode; state per task]
          each task, after its batch (`task_sink.TaskSink`): results its topic or the Delta table
          cannot take become dead letters; the rest are produced to Kafka (+ replay header) from
@@ -37,12 +37,13 @@ from streamjoin.kafka import offsets
 from streamjoin.runtime.compiled import CompiledQuery
 from streamjoin.runtime.contract import STATE_FORMAT
 from streamjoin.runtime.report import Laps, RunReport
+from streamjoin.settings import KafkaSource
 from streamjoin.spark import delta_writes
 from streamjoin.spark.adapter import METRICS, OUTPUT_SCHEMA, TaskProcessor
 from streamjoin.spark.batch_figures import BatchFigures
 from streamjoin.spark.dead_letters import DEAD_LETTER_ARROW_SCHEMA
 from streamjoin.spark.paged_state import incompatible
-from streamjoin.spark.session import kafka_source_for_query
+from streamjoin.spark.sources import input_rows, source_for_run
 from streamjoin.spark.task_keys import task_key
 from streamjoin.spark.task_sink import DEAD_ROWS, TABLE_ROWS, DeadLetters, TaskSink
 
@@ -192,6 +193,7 @@ class StreamingRun:
     max_offsets_per_trigger: int | None = None
     routing: TaskRouting = field(default_factory=TaskRouting)
     transactions: tuple[str, str] | None = None  # (query, step): exactly-once to Kafka (`TaskSink`)
+    source: KafkaSource = KafkaSource.STREAMJOIN  # what it reads Kafka with (`sources`)
     figures: BatchFigures = field(init=False)
     table_rows: TableRows | None = field(init=False, default=None)
 
@@ -205,13 +207,11 @@ class StreamingRun:
         self.task_processor.sink = TaskSink(self.client_config, self.writer_id,
                                             table=cloudpickle.dumps(self.table_rows) if self.table_rows else None,
                                             dead_letters=self.target.dead_letters, transactions=self.transactions)
-        reader = (spark.readStream.format(kafka_source_for_query(spark)).options(**self.kafka_options)
-                  .option("subscribe", ",".join(self.input_topics))
-                  .option("startingOffsets", self.kafka_options.get("startingOffsets", "earliest")).option("streamjoin.packed", "true")
-                  .option("streamjoin.endOfInput", str(self.end_of_input).lower()))
-        if self.max_offsets_per_trigger:
-            reader = reader.option("maxOffsetsPerTrigger", str(self.max_offsets_per_trigger))
-        tasks = self.routing.assign(reader.load(), checkpoint_shuffle_partitions(spark, self.checkpoint))
+        source = source_for_run(self.source, self.end_of_input, self.kafka_options.get("streamjoin.onDataLoss", "fail"))
+        self.task_processor.per_record = source is KafkaSource.SPARK
+        rows = input_rows(spark, source, self.input_topics, self.kafka_options, self.end_of_input,
+                          self.max_offsets_per_trigger)
+        tasks = self.routing.assign(rows, checkpoint_shuffle_partitions(spark, self.checkpoint))
         results = tasks.groupBy("task").transformWithStateInPandas(
             self.task_processor, OUTPUT_SCHEMA, "Append", "None")
         self.figures.clear()
@@ -328,7 +328,7 @@ def task_processor(query: CompiledQuery, sink: TaskSink | None = None) -> TaskPr
 
 def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_config: dict, checkpoint: Path,
                   end_of_input: bool = False, target: SinkTarget = SinkTarget(),
-                  transactions: str | None = None) -> StreamingRun:
+                  transactions: str | None = None, source: KafkaSource = KafkaSource.STREAMJOIN) -> StreamingRun:
     """`transactions`: the name of the query this step is part of, whose tasks then write to Kafka
     in transactions (exactly-once); None: at-least-once."""
     # Named after its sink topic: unique among the queries running at once. Its tasks produce
@@ -337,13 +337,15 @@ def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_co
     return StreamingRun(name, query.input_topics, task_processor(query), kafka_options, checkpoint,
                         client_config, writer_id, target=target, end_of_input=end_of_input,
                         routing=task_routing(query, client_config),
-                        transactions=None if transactions is None else (transactions, query.name))
+                        transactions=None if transactions is None else (transactions, query.name),
+                        source=source)
 
 
 def run_available(spark: SparkSession, query: CompiledQuery, kafka_options: dict[str, str], client_config: dict,
-                  checkpoint: Path, end_of_input: bool = False) -> RunReport:
+                  checkpoint: Path, end_of_input: bool = False,
+                  source: KafkaSource = KafkaSource.STREAMJOIN) -> RunReport:
     """Process everything new on the query's inputs (availableNow) from its checkpoint."""
-    run = streaming_run(query, kafka_options, client_config, checkpoint, end_of_input)
+    run = streaming_run(query, kafka_options, client_config, checkpoint, end_of_input, source=source)
     return run.run(spark, RunReport(query=query.name, output_topic=query.sink.topic))
 
 

@@ -1,20 +1,27 @@
 """Cases of a folder through the real path, once per test session (one CaseRunner on the session's
-broker and SparkSession, three cases at a time), and the verdict of one case against a checked-in
-list of known failures: conformance, ksqlDB's and Flink's suites share both."""
+broker and SparkSession, three cases at a time, reading with Spark's own Kafka connector), and the
+verdict of one case against a checked-in list of known failures: conformance, ksqlDB's and Flink's
+suites share both."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
 from streamjoin.runner.cases import Case
 from streamjoin.runner.run import CaseResult, CaseRunner
-from streamjoin.settings import Settings
+from streamjoin.settings import KafkaSource, Settings
 
 
 def run_through_the_real_path(spark, kafka_bootstrap: str, cases: list[Case], label: str,
                               registry=None) -> dict[str, CaseResult]:
-    """`registry`: the schema registry (serde.registry_codecs.Registry) of cases that need one."""
-    runner = CaseRunner(spark, kafka_bootstrap, Settings.from_env())
+    """`registry`: the schema registry (serde.registry_codecs.Registry) of cases that need one.
+    The queries read with Spark's own Kafka connector (issue 34: the suites on the Spark path);
+    a case that flushes at the end of its input reads its last segment with streamjoin_kafka
+    (`spark.sources`)."""
+    settings = replace(Settings.from_env(), kafka_source=KafkaSource.SPARK)
+    runner = CaseRunner(spark, kafka_bootstrap, settings)
     if registry is not None:
         from streamjoin.runner.registry_cases import CaseRegistry
 

@@ -1,15 +1,19 @@
 """A query of a small `sql/` project run the way the orchestrator runs it (`Engine.run`):
-Kafka output, Delta copy, dead letters for an undecodable record, lag, restart, backfill."""
+Kafka output, Delta copy, dead letters for an undecodable record, lag, restart, backfill; reading
+with each Kafka source (streamjoin_kafka and Spark's own connector)."""
 
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import replace
 
 import pytest
+from pyspark.sql.streaming import StreamingQueryListener
 
 from streamjoin.app.engine import Engine
 from streamjoin.app.project import load_project
-from streamjoin.settings import Settings
+from streamjoin.settings import KafkaSource, Settings
 from streamjoin.delta.tables import read_delta_arrow
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
@@ -28,13 +32,38 @@ def record(key: str, value, ts: int) -> OutRecord:
     return OutRecord(key.encode(), value if isinstance(value, bytes) else json.dumps(value).encode(), ts)
 
 
+class SourceNames(StreamingQueryListener):
+    """The description of every source a streaming query's progress names (Spark's `kafka`
+    format: `KafkaV2[...]`; a Python data source such as streamjoin_kafka: `PythonMicroBatchStream...`)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def onQueryStarted(self, event) -> None:
+        """Only progress names the sources."""
+
+    def onQueryProgress(self, event) -> None:
+        self.seen.update(source.description for source in event.progress.sources)
+
+    def onQueryIdle(self, event) -> None:
+        """Only progress names the sources."""
+
+    def onQueryTerminated(self, event) -> None:
+        """Only progress names the sources."""
+
+
 @pytest.mark.integration
-def test_run_query_writes_kafka_and_delta_dead_letters_bad_records_and_backfills(tmp_path, kafka_bootstrap, spark, unique_topic):
+@pytest.mark.parametrize("source, described", [(KafkaSource.STREAMJOIN, "PythonMicroBatchStream"),
+                                               (KafkaSource.SPARK, "KafkaV2")])
+def test_run_query_writes_kafka_and_delta_dead_letters_bad_records_and_backfills(
+        tmp_path, kafka_bootstrap, spark, unique_topic, source, described):
     views, people, name = f"{unique_topic}-views", f"{unique_topic}-people", "enriched_" + unique_topic[-8:]
     (tmp_path / "sql").mkdir()
     (tmp_path / "sql" / "sources.sql").write_text(SOURCES.format(views=views, people=people))
     (tmp_path / "sql" / f"{name}.sql").write_text(QUERY.format(name=name))
-    settings = Settings.from_env()
+    settings = replace(Settings.from_env(), kafka_source=source)
+    names = SourceNames()
+    spark.streams.addListener(names)
     admin.create_topics(kafka_bootstrap, {views: 1, people: 1}, settings=settings)
     admin.produce(kafka_bootstrap, people, [record("u1", {"name": "Ann"}, 1000)], settings=settings)
     admin.produce(kafka_bootstrap, views, [record("u1", {"page": "a"}, 2000), record("u2", b"{not json", 3000),
@@ -42,7 +71,14 @@ def test_run_query_writes_kafka_and_delta_dead_letters_bad_records_and_backfills
 
     engine = Engine(settings, spark)
     spec = load_project(tmp_path / "sql").query(name)
-    report = engine.run(spec)
+    try:
+        report = engine.run(spec)
+        deadline = time.monotonic() + 30  # listener events arrive on their own thread, after the run
+        while not names.seen and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        spark.streams.removeListener(names)
+    assert any(described in seen for seen in names.seen), names.seen  # the source asked for
 
     # input_rows counts every record read, the one that could not be decoded too (1 + 3 records)
     assert (report.input_rows, report.output_rows, report.dead_letters) == (4, 2, 1)

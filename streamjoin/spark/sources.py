@@ -1,0 +1,91 @@
+"""A streaming run's input rows, read with one of two Kafka sources (`Settings.kafka_source`):
+
+  spark       Spark's own connector, `format("kafka")`: a JVM consumer in each task, one row a
+              record, with its headers; the tasks put each partition's records back in offset
+              order (`adapter.ordered_kafka_rows`: a shuffle keeps no order).
+  streamjoin  `streamjoin_kafka` (`kafka_source`), a Python data source over librdkafka, records
+              packed in chunks (`adapter.ordered_rows`).
+
+A run on the spark source falls back to streamjoin_kafka where only that source does the job,
+and says so in the log: on Tansu brokers, whose answer for a partition's end offset is the first
+offset of its last record batch (Spark's consumer stops there: a 1M-record copy on Tansu came out
+572 records short; streamjoin_kafka reads the true end from a fetch); a bounded run that must
+flush every window at the end of its input (the source marks each partition's end; Spark's never
+does); and the data-loss choice `latest` (Spark's connector can only fail or go on from the
+earliest offset).
+
+Both take the same `kafka.*` options; for the Java client a SASL user and password become its
+`sasl.jaas.config`, and streamjoin's own options become Spark's (`failOnDataLoss`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from streamjoin.settings import KafkaSource
+from streamjoin.spark.session import kafka_source_for_query
+
+log = logging.getLogger(__name__)
+
+# librdkafka's names of a SASL login, and the Java client's login module for each mechanism.
+_USER, _PASSWORD, _MECHANISM, _JAAS = ("kafka.sasl.username", "kafka.sasl.password",
+                                       "kafka.sasl.mechanism", "kafka.sasl.jaas.config")
+_LOGIN_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+                  "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+                  "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+_OURS = ("kafka.bootstrap.timeout.ms", "streamjoin.onDataLoss")  # no Java client or Spark option
+
+
+def source_on_brokers(wanted: KafkaSource, tansu: bool) -> KafkaSource:
+    """The source a query reads with on its brokers: `wanted`, but never Spark's on Tansu."""
+    if wanted is KafkaSource.SPARK and tansu:
+        log.info("the brokers are Tansu: queries read with streamjoin_kafka (Spark's connector misses records there)")
+        return KafkaSource.STREAMJOIN
+    return wanted
+
+
+def source_for_run(wanted: KafkaSource, end_of_input: bool, on_data_loss: str) -> KafkaSource:
+    """The source a run reads with: `wanted`, unless only streamjoin_kafka does what it needs."""
+    if wanted is KafkaSource.SPARK and (end_of_input or on_data_loss == "latest"):
+        why = "marks the end of a bounded input" if end_of_input else "skips to the latest offset on data loss"
+        log.info("this run reads with streamjoin_kafka: only it %s", why)
+        return KafkaSource.STREAMJOIN
+    return wanted
+
+
+def input_rows(spark: SparkSession, source: KafkaSource, topics: tuple[str, ...], options: dict[str, str],
+               end_of_input: bool, max_offsets_per_trigger: int | None) -> DataFrame:
+    """The streaming DataFrame of the run's input records, with `topic` and `partition` columns
+    (what `TaskRouting` routes on) whatever the source."""
+    reader = spark.readStream.option("subscribe", ",".join(topics)).option(
+        "startingOffsets", options.get("startingOffsets", "earliest"))
+    if max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
+    if source is KafkaSource.STREAMJOIN:
+        return (reader.format(kafka_source_for_query(spark)).options(**options)
+                .option("streamjoin.packed", "true").option("streamjoin.endOfInput", str(end_of_input).lower())
+                .load())
+    rows = reader.format("kafka").options(**spark_connector_options(options)).option("includeHeaders", "true").load()
+    return rows.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key", "value",
+                       "headers")
+
+
+def spark_connector_options(options: dict[str, str]) -> dict[str, str]:
+    """`options` (what streamjoin_kafka takes) as Spark's Kafka connector takes them."""
+    spark = {name: value for name, value in options.items() if name not in _OURS + (_USER, _PASSWORD)}
+    spark["failOnDataLoss"] = "false" if options.get("streamjoin.onDataLoss") == "earliest" else "true"
+    if options.get(_USER) and _JAAS not in options:
+        module = _LOGIN_MODULES.get(options.get(_MECHANISM, "PLAIN").upper())
+        if module is None:
+            raise ValueError(f"SASL mechanism {options.get(_MECHANISM)!r} has no user/password login for "
+                             f"Spark's Kafka connector; give 'properties.sasl.jaas.config' instead")
+        spark[_JAAS] = (f'{module} required username="{_quoted(options[_USER])}" '
+                        f'password="{_quoted(options.get(_PASSWORD, ""))}";')
+    return spark
+
+
+def _quoted(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')

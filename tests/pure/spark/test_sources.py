@@ -1,0 +1,72 @@
+"""Which Kafka source a run reads with, and streamjoin's `kafka.*` options as Spark's own Kafka
+connector (a Java client) takes them: a SASL user and password become the Java client's login
+(`sasl.jaas.config`), the data-loss choice becomes `failOnDataLoss`, streamjoin's own options go."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from streamjoin.settings import KafkaSource
+from streamjoin.spark.sources import source_for_run, source_on_brokers, spark_connector_options
+
+SPARK, STREAMJOIN = KafkaSource.SPARK, KafkaSource.STREAMJOIN
+
+
+@dataclass(frozen=True)
+class Case:
+    wanted: KafkaSource
+    end_of_input: bool
+    on_data_loss: str
+    expected: KafkaSource
+
+
+@pytest.mark.parametrize("case", [
+    Case(SPARK, False, "fail", SPARK),
+    Case(SPARK, False, "earliest", SPARK),  # failOnDataLoss=false
+    Case(SPARK, True, "fail", STREAMJOIN),  # only streamjoin_kafka marks each partition's end
+    Case(SPARK, False, "latest", STREAMJOIN),  # Spark's connector cannot skip to the end
+    Case(STREAMJOIN, False, "fail", STREAMJOIN),
+])
+def test_the_source_a_run_reads_with(case):
+    assert source_for_run(case.wanted, case.end_of_input, case.on_data_loss) is case.expected
+
+
+@pytest.mark.parametrize("wanted, tansu, expected", [
+    (SPARK, False, SPARK), (SPARK, True, STREAMJOIN), (STREAMJOIN, False, STREAMJOIN), (STREAMJOIN, True, STREAMJOIN)])
+def test_the_source_a_query_reads_with_on_its_brokers(wanted, tansu, expected):
+    assert source_on_brokers(wanted, tansu) is expected
+
+
+BASE = {"kafka.bootstrap.servers": "b1:9092,b2:9092", "kafka.bootstrap.timeout.ms": "10000",
+        "startingOffsets": "earliest"}
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({**BASE, "streamjoin.onDataLoss": "fail"},
+     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true"}),
+    ({**BASE, "streamjoin.onDataLoss": "earliest", "kafka.ssl.truststore.location": "/ca.pem",
+      "kafka.ssl.truststore.type": "PEM", "kafka.security.protocol": "SSL"},
+     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "false",
+      "kafka.ssl.truststore.location": "/ca.pem", "kafka.ssl.truststore.type": "PEM",
+      "kafka.security.protocol": "SSL"}),
+    ({**BASE, "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-512",
+      "kafka.sasl.username": "ann", "kafka.sasl.password": 'p"w\\d'},
+     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
+      "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-512",
+      "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                'username="ann" password="p\\"w\\\\d";'}),
+    # a login the query's table gives itself wins
+    ({**BASE, "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "ann", "kafka.sasl.password": "x",
+      "kafka.sasl.jaas.config": "given"},
+     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
+      "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": "given"}),
+])
+def test_options_as_spark_kafka_connector_takes_them(options, expected):
+    assert spark_connector_options(options) == expected
+
+
+def test_a_mechanism_with_no_password_login_is_a_one_line_error():
+    with pytest.raises(ValueError, match="GSSAPI.*sasl.jaas.config"):
+        spark_connector_options({**BASE, "kafka.sasl.mechanism": "GSSAPI", "kafka.sasl.username": "ann"})
