@@ -260,6 +260,7 @@ def output_records(bench: Bench, topic: str) -> Counter:
 def streaming_vs_batch(bench: Bench, queries) -> Agreement:
     """Run each sub-topology again in batch mode over the inputs its streaming run read and
     compare with what that run wrote (the join's output, and any repartition topic's)."""
+    from streamjoin.settings import Settings
     from streamjoin.spark.batch import run_batch
     from streamjoin.spark.query import task_processor, task_routing
 
@@ -267,7 +268,8 @@ def streaming_vs_batch(bench: Bench, queries) -> Agreement:
     streaming, batch = Counter(), Counter()
     for sub in queries:
         table = run_batch(bench.spark, task_processor(sub), sub.input_topics,
-                          {"kafka.bootstrap.servers": bench.bootstrap}, routing=task_routing(sub, bench.client_config))
+                          {"kafka.bootstrap.servers": bench.bootstrap}, routing=task_routing(sub, bench.client_config),
+                          source=Settings.from_env().kafka_source)
         batch.update(zip(table.column("key").to_pylist(), table.column("value").to_pylist()))
         streaming.update(output_records(bench, sub.sink.topic))
     return Agreement(streaming, batch, time.perf_counter() - started)

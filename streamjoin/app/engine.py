@@ -285,6 +285,7 @@ class Engine:
         dead-letter topic: a backfill produces nothing to Kafka)."""
         from streamjoin.spark import batch, delta_writes
         from streamjoin.spark.query import task_processor, task_routing
+        from streamjoin.spark.sources import source_on_brokers
 
         if len(query.compiled) > 1:
             raise NotImplementedError(f"{query.name}: backfill of a query with a repartition topic")
@@ -292,7 +293,8 @@ class Engine:
         sub, path = query.compiled[-1], self.delta_path(query)
         table_rows = DeltaOutput(sub, path).rows(self.spark)
         written = batch.backfill(self.spark, task_processor(sub), sub.input_topics, self.kafka_options(), table_rows,
-                                 start_ms, end_ms, routing=task_routing(sub, self.client_config))
+                                 start_ms, end_ms, routing=task_routing(sub, self.client_config),
+                                 source=source_on_brokers(self.settings.kafka_source, self.brokers_are_tansu(query)))
         return RunReport(query=query.name, output_rows=written["rows"], dead_letters=written["rejected"],
                          delta_path=path, delta_version=delta_writes.version(self.spark, path),
                          output_topic=query.output_topic)

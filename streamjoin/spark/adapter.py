@@ -121,6 +121,10 @@ class TaskProcessor(StatefulProcessor):
         return {"factory": self.factory, "input_topics": self.input_topics, "sink": self.sink,
                 "per_record": self.per_record}
 
+    def ordered(self, frame: pd.DataFrame) -> Iterator[InputRow]:
+        """A task's rows in the order it processes them, as its source delivered them."""
+        return (ordered_kafka_rows if self.per_record else ordered_rows)(frame)
+
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.pages = MapStatePages(handle.getMapState(TASK_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
 
@@ -137,8 +141,7 @@ class TaskProcessor(StatefulProcessor):
         runtime.seconds.clear()  # this batch's profile only
         before = runtime.counters()
         lap("state_read")
-        order = ordered_kafka_rows if self.per_record else ordered_rows
-        ordered = list(order(pd.concat(list(rows), ignore_index=True)))
+        ordered = list(self.ordered(pd.concat(list(rows), ignore_index=True)))
         lap("ordering")
         out = process_rows(runtime, ordered)
         if not runtime.ended and runtime.ended_topics >= self.input_topics:

@@ -1,7 +1,7 @@
 """The same compiled query in batch mode (backfills, streaming == batch checks).
 
 The bounded input is read with the Kafka batch reader, each task's records are replayed in the
-order the streaming query would process them (`adapter.ordered_rows`), through a fresh runtime,
+order the streaming query would process them (`TaskProcessor.ordered`), through a fresh runtime,
 and the input's end closes every window (END_OF_TIME). No state survives the run.
 
 `run_batch` brings every result to the driver (a check: streaming == batch); `backfill` does not:
@@ -29,7 +29,6 @@ from streamjoin.spark.adapter import (
     OUTPUT_SCHEMA,
     SINK,
     TaskProcessor,
-    ordered_rows,
     output_rows,
     packed_frame,
     process_rows,
@@ -37,7 +36,8 @@ from streamjoin.spark.adapter import (
 from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.packing import unpack_results
 from streamjoin.spark.query import TaskRouting
-from streamjoin.spark.session import kafka_source_for_query
+from streamjoin.settings import KafkaSource
+from streamjoin.spark.sources import bounded_rows
 from streamjoin.spark.task_keys import task_of
 from streamjoin.spark.task_sink import TABLE_ROWS
 
@@ -48,7 +48,7 @@ def _task(function: TaskProcessor):
             return pd.DataFrame([], columns=COLUMNS)
         with cycle_collection_paused():  # as in a streaming task
             runtime = function.new_runtime(task_of(int(frame["task"].iloc[0])))
-            out = process_rows(runtime, ordered_rows(frame))
+            out = process_rows(runtime, function.ordered(frame))
             out.extend(output_rows(runtime, runtime.end_of_input(), None))
             packed = packed_frame(out)
             del runtime, out
@@ -68,7 +68,7 @@ def _table_task(function: TaskProcessor, table_rows: TableRows, start: int, end:
         with cycle_collection_paused():
             task = task_of(int(frame["task"].iloc[0]))
             runtime = function.new_runtime(task)
-            out = process_rows(runtime, ordered_rows(frame))
+            out = process_rows(runtime, function.ordered(frame))
             out.extend(output_rows(runtime, runtime.end_of_input(), None))
             records = [(row[2], row[3], row[4]) for row in out if row[0] == SINK and start <= row[4] < end]
             rows, rejected = table_rows.convert(records, task)
@@ -81,10 +81,11 @@ def _table_task(function: TaskProcessor, table_rows: TableRows, start: int, end:
 
 
 def backfill(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
-             table_rows: TableRows, start: int, end: int, routing: TaskRouting = TaskRouting()) -> dict:
+             table_rows: TableRows, start: int, end: int, routing: TaskRouting = TaskRouting(),
+             source: KafkaSource = KafkaSource.STREAMJOIN) -> dict:
     """Replaces [start, end) of the Delta table at `table_rows.path` by the query's results in
     that range, over its input up to `end`; {"rows": written, "rejected": rows the table refused}."""
-    tasks = _spread(spark, topics, kafka_options, end, routing)
+    tasks = _spread(spark, function, topics, kafka_options, end, routing, source)
     results = tasks.groupBy("task").applyInPandas(_table_task(function, table_rows, start, end), OUTPUT_SCHEMA)
     results = results.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -101,20 +102,19 @@ def backfill(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ..
     return total
 
 
-def _spread(spark: SparkSession, topics: tuple[str, ...], kafka_options: dict[str, str],
-            ending_timestamp: int | None, routing: TaskRouting) -> DataFrame:
-    reader = (spark.read.format(kafka_source_for_query(spark)).options(**kafka_options)
-              .option("subscribe", ",".join(topics)).option("startingOffsets", "earliest")
-              .option("streamjoin.packed", "true"))
-    if ending_timestamp is not None:
-        reader = reader.option("endingTimestamp", str(ending_timestamp))
-    return routing.assign(reader.load(), int(spark.conf.get("spark.sql.shuffle.partitions")))
+def _spread(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
+            ending_timestamp: int | None, routing: TaskRouting, source: KafkaSource) -> DataFrame:
+    """The bounded input by task; `function` then orders the rows as `source` gives them."""
+    function.per_record = source is KafkaSource.SPARK
+    rows = bounded_rows(spark, source, topics, kafka_options, ending_timestamp)
+    return routing.assign(rows, int(spark.conf.get("spark.sql.shuffle.partitions")))
 
 
 def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
-              ending_timestamp: int | None = None, routing: TaskRouting = TaskRouting()) -> pa.Table:
+              ending_timestamp: int | None = None, routing: TaskRouting = TaskRouting(),
+              source: KafkaSource = KafkaSource.STREAMJOIN) -> pa.Table:
     """Every sink record the query emits over its input up to `ending_timestamp` (all of it when
     None), as an Arrow table (topic, key, value, ts, …)."""
-    spread = _spread(spark, topics, kafka_options, ending_timestamp, routing)
+    spread = _spread(spark, function, topics, kafka_options, ending_timestamp, routing, source)
     result = unpack_results(spread.groupBy("task").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow())
     return result.filter(pa.compute.equal(result.column("channel"), SINK))

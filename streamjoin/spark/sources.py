@@ -68,9 +68,25 @@ def input_rows(spark: SparkSession, source: KafkaSource, topics: tuple[str, ...]
         return (reader.format(kafka_source_for_query(spark)).options(**options)
                 .option("streamjoin.packed", "true").option("streamjoin.endOfInput", str(end_of_input).lower())
                 .load())
-    rows = reader.format("kafka").options(**spark_connector_options(options)).option("includeHeaders", "true").load()
-    return rows.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key", "value",
-                       "headers")
+    return _records(reader.format("kafka").options(**spark_connector_options(options)).option("includeHeaders", "true"))
+
+
+def bounded_rows(spark: SparkSession, source: KafkaSource, topics: tuple[str, ...], options: dict[str, str],
+                 ending_timestamp: int | None) -> DataFrame:
+    """A batch read of the topics from their start up to `ending_timestamp` (each partition's
+    first record at or after it; the end when None), for a backfill or a batch check."""
+    reader = spark.read.option("subscribe", ",".join(topics)).option("startingOffsets", "earliest")
+    if ending_timestamp is not None:
+        reader = reader.option("endingTimestamp", str(ending_timestamp))
+    if source is KafkaSource.STREAMJOIN:
+        return reader.format(kafka_source_for_query(spark)).options(**options).option("streamjoin.packed", "true").load()
+    return _records(reader.format("kafka").options(**spark_connector_options(options)).option("includeHeaders", "true"))
+
+
+def _records(reader) -> DataFrame:
+    """Spark's Kafka rows as the tasks take them (`adapter.KAFKA_ROW_COLUMNS`)."""
+    return reader.load().select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key",
+                                "value", "headers")
 
 
 def spark_connector_options(options: dict[str, str]) -> dict[str, str]:
