@@ -35,6 +35,7 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, 
 from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
 from streamjoin.runtime.report import Laps
+from streamjoin.settings import KafkaSource
 from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.paged_state import (
     decode_page,
@@ -107,7 +108,7 @@ class TaskProcessor(StatefulProcessor):
         self.factory = cloudpickle.dumps(new_runtime)
         self.input_topics = input_topics
         self.sink = sink
-        self.per_record = False  # rows of Spark's Kafka source, not packed chunks (`sources`)
+        self.source = KafkaSource.STREAMJOIN  # what its rows come from (`sources`), set per run
 
     @cached_property
     def _build(self) -> Callable[[int], TaskRuntime]:
@@ -119,11 +120,11 @@ class TaskProcessor(StatefulProcessor):
 
     def __getstate__(self) -> dict:
         return {"factory": self.factory, "input_topics": self.input_topics, "sink": self.sink,
-                "per_record": self.per_record}
+                "source": self.source}
 
     def ordered(self, frame: pd.DataFrame) -> Iterator[InputRow]:
         """A task's rows in the order it processes them, as its source delivered them."""
-        return (ordered_kafka_rows if self.per_record else ordered_rows)(frame)
+        return (ordered_kafka_rows if self.source is KafkaSource.SPARK else ordered_rows)(frame)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.pages = MapStatePages(handle.getMapState(TASK_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))

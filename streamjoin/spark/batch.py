@@ -105,7 +105,7 @@ def backfill(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ..
 def _spread(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
             ending_timestamp: int | None, routing: TaskRouting, source: KafkaSource) -> DataFrame:
     """The bounded input by task; `function` then orders the rows as `source` gives them."""
-    function.per_record = source is KafkaSource.SPARK
+    function.source = source
     rows = bounded_rows(spark, source, topics, kafka_options, ending_timestamp)
     return routing.assign(rows, int(spark.conf.get("spark.sql.shuffle.partitions")))
 
