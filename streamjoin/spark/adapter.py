@@ -35,7 +35,6 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, 
 from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
 from streamjoin.runtime.report import Laps
-from streamjoin.settings import KafkaSource
 from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.paged_state import (
     decode_page,
@@ -108,7 +107,6 @@ class TaskProcessor(StatefulProcessor):
         self.factory = cloudpickle.dumps(new_runtime)
         self.input_topics = input_topics
         self.sink = sink
-        self.source = KafkaSource.STREAMJOIN  # what its rows come from (`sources`), set per run
 
     @cached_property
     def _build(self) -> Callable[[int], TaskRuntime]:
@@ -119,12 +117,7 @@ class TaskProcessor(StatefulProcessor):
         return self._build(task)
 
     def __getstate__(self) -> dict:
-        return {"factory": self.factory, "input_topics": self.input_topics, "sink": self.sink,
-                "source": self.source}
-
-    def ordered(self, frame: pd.DataFrame) -> Iterator[InputRow]:
-        """A task's rows in the order it processes them, as its source delivered them."""
-        return (ordered_kafka_rows if self.source is KafkaSource.SPARK else ordered_rows)(frame)
+        return {"factory": self.factory, "input_topics": self.input_topics, "sink": self.sink}
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.pages = MapStatePages(handle.getMapState(TASK_STATE, PAGE_KEY_SCHEMA, PAGE_SCHEMA))
@@ -142,7 +135,7 @@ class TaskProcessor(StatefulProcessor):
         runtime.seconds.clear()  # this batch's profile only
         before = runtime.counters()
         lap("state_read")
-        ordered = list(self.ordered(pd.concat(list(rows), ignore_index=True)))
+        ordered = list(ordered_rows(pd.concat(list(rows), ignore_index=True)))
         lap("ordering")
         out = process_rows(runtime, ordered)
         if not runtime.ended and runtime.ended_topics >= self.input_topics:
@@ -235,24 +228,6 @@ def ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
         for chunk in group:
             queue += unpack_records(topic, partition, chunk[3])
         queues.append(queue)
-    if len(queues) <= 1:
-        return iter(queues[0] if queues else ())
-    return merge_in_timestamp_order(queues, timestamp=itemgetter(3))
-
-
-KAFKA_ROW_COLUMNS = ("topic", "partition", "offset", "ts", "key", "value", "headers")
-
-
-def ordered_kafka_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
-    """Kafka Streams record order for one task's rows as Spark's `kafka` source gives them, one row
-    a record (KAFKA_ROW_COLUMNS: timestamp as epoch ms, headers a list of {key, value} or null):
-    the shuffle keeps no order, so the task sorts them by (topic, partition, offset) itself,
-    then merges the partitions' queues by smallest head timestamp, as `ordered_rows` does for
-    packed chunks."""
-    columns = [frame[name].tolist() for name in KAFKA_ROW_COLUMNS]
-    columns[6] = [() if h is None else tuple((x["key"], x["value"]) for x in h) for h in columns[6]]
-    records = sorted(map(InputRow._make, zip(*columns)), key=itemgetter(0, 1, 2))
-    queues = [list(group) for _, group in groupby(records, key=itemgetter(0, 1))]
     if len(queues) <= 1:
         return iter(queues[0] if queues else ())
     return merge_in_timestamp_order(queues, timestamp=itemgetter(3))

@@ -29,6 +29,7 @@ from streamjoin.spark.adapter import (
     OUTPUT_SCHEMA,
     SINK,
     TaskProcessor,
+    ordered_rows,
     output_rows,
     packed_frame,
     process_rows,
@@ -48,7 +49,7 @@ def _task(function: TaskProcessor):
             return pd.DataFrame([], columns=COLUMNS)
         with cycle_collection_paused():  # as in a streaming task
             runtime = function.new_runtime(task_of(int(frame["task"].iloc[0])))
-            out = process_rows(runtime, function.ordered(frame))
+            out = process_rows(runtime, ordered_rows(frame))
             out.extend(output_rows(runtime, runtime.end_of_input(), None))
             packed = packed_frame(out)
             del runtime, out
@@ -68,7 +69,7 @@ def _table_task(function: TaskProcessor, table_rows: TableRows, start: int, end:
         with cycle_collection_paused():
             task = task_of(int(frame["task"].iloc[0]))
             runtime = function.new_runtime(task)
-            out = process_rows(runtime, function.ordered(frame))
+            out = process_rows(runtime, ordered_rows(frame))
             out.extend(output_rows(runtime, runtime.end_of_input(), None))
             records = [(row[2], row[3], row[4]) for row in out if row[0] == SINK and start <= row[4] < end]
             rows, rejected = table_rows.convert(records, task)
@@ -85,7 +86,7 @@ def backfill(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ..
              source: KafkaSource = KafkaSource.STREAMJOIN) -> dict:
     """Replaces [start, end) of the Delta table at `table_rows.path` by the query's results in
     that range, over its input up to `end`; {"rows": written, "rejected": rows the table refused}."""
-    tasks = _spread(spark, function, topics, kafka_options, end, routing, source)
+    tasks = _spread(spark, topics, kafka_options, end, routing, source)
     results = tasks.groupBy("task").applyInPandas(_table_task(function, table_rows, start, end), OUTPUT_SCHEMA)
     results = results.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -102,10 +103,9 @@ def backfill(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ..
     return total
 
 
-def _spread(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
+def _spread(spark: SparkSession, topics: tuple[str, ...], kafka_options: dict[str, str],
             ending_timestamp: int | None, routing: TaskRouting, source: KafkaSource) -> DataFrame:
-    """The bounded input by task; `function` then orders the rows as `source` gives them."""
-    function.source = source
+    """The bounded input by task, read with `source`."""
     rows = bounded_rows(spark, source, topics, kafka_options, ending_timestamp)
     return routing.assign(rows, int(spark.conf.get("spark.sql.shuffle.partitions")))
 
@@ -115,6 +115,6 @@ def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, .
               source: KafkaSource = KafkaSource.STREAMJOIN) -> pa.Table:
     """Every sink record the query emits over its input up to `ending_timestamp` (all of it when
     None), as an Arrow table (topic, key, value, ts, …)."""
-    spread = _spread(spark, function, topics, kafka_options, ending_timestamp, routing, source)
+    spread = _spread(spark, topics, kafka_options, ending_timestamp, routing, source)
     result = unpack_results(spread.groupBy("task").applyInPandas(_task(function), OUTPUT_SCHEMA).toArrow())
     return result.filter(pa.compute.equal(result.column("channel"), SINK))

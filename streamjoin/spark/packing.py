@@ -10,15 +10,18 @@ travels as one row, and the Python code at each end converts it column-wise:
     way out  task: result rows ─▶ packed_results ─▶ one OUTPUT_SCHEMA row (channel PACKED)
              driver: df.toArrow() ─▶ unpack_results ─▶ the result rows, as if never packed
 
-The way in is packed by the source itself (`streamjoin.packed`), in the Python worker that reads
-Kafka anyway: a separate packing step (`mapInArrow`) was tried first and cost a Python worker
-round trip, ~0.4 s per micro-batch, for no measurable throughput.
+The way in is packed by streamjoin_kafka itself (`streamjoin.packed`), in the Python worker that
+reads Kafka anyway. Spark's own connector reads in the JVM, so its rows are packed by a
+`mapInArrow` step before the shuffle (`pack_kafka_batches`): a Python worker round trip, column-wise,
+instead of the per-row conversions above in the task (measured in docs/operations.md).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from itertools import repeat
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import pyarrow as pa
 
@@ -65,6 +68,40 @@ def pack_records(topic: str, partition: int, records: pa.RecordBatch) -> pa.Reco
     first = records.column("offset")[0].as_py() if records.num_rows else -1
     return pa.RecordBatch.from_arrays([pa.array([topic]), pa.array([partition], pa.int32()), pa.array([first], pa.int64()),
                                        pa.array([to_ipc(records)], pa.binary())], schema=PACKED_INPUT_SCHEMA)
+
+
+def pack_kafka_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Spark's Kafka rows (topic, partition, offset, ts as epoch ms, key, value, headers as JSON
+    text or null), packed: a PACKED_INPUT row per partition in each Arrow batch, its records in
+    offset order. A batch holds one partition's records in order (a Spark partition reads one
+    Kafka offset range), so the grouping and the sort cost next to nothing; they only make the
+    rows' order not matter."""
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        table = pa.Table.from_batches([batch])
+        for key in table.group_by(["topic", "partition"], use_threads=False).aggregate([]).to_pylist():
+            topic, partition = key["topic"], key["partition"]
+            part = table.filter(pc.and_(pc.equal(table["topic"], topic), pc.equal(table["partition"], partition)))
+            yield pack_records(topic, partition, _records_of(part.sort_by("offset").combine_chunks()))
+
+
+def _records_of(part: pa.Table) -> pa.RecordBatch:
+    """A partition's rows as RECORD_SCHEMA; the few records with headers have them parsed here."""
+    headers = part["headers"].chunk(0)
+    if headers.null_count == len(headers):
+        header_column = pa.nulls(len(headers), _HEADERS)
+    else:
+        header_column = pa.array([None if text is None else _json_headers(text) for text in headers.to_pylist()],
+                                 _HEADERS)
+    columns = [part[field.name].chunk(0).cast(field.type) for field in list(RECORD_SCHEMA)[:4]]
+    return pa.RecordBatch.from_arrays([*columns, header_column], schema=RECORD_SCHEMA)
+
+
+def _json_headers(text: str) -> list[dict]:
+    """Spark's JSON of a record's headers (a binary value is base64 there) as {key, value} pairs."""
+    return [{"key": h["key"], "value": None if h.get("value") is None else base64.b64decode(h["value"])}
+            for h in json.loads(text)]
 
 
 def unpack_records(topic: str, partition: int, blob: bytes) -> list[InputRow]:

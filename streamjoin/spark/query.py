@@ -208,7 +208,6 @@ class StreamingRun:
                                             table=cloudpickle.dumps(self.table_rows) if self.table_rows else None,
                                             dead_letters=self.target.dead_letters, transactions=self.transactions)
         source = source_for_run(self.source, self.end_of_input, self.kafka_options.get("streamjoin.onDataLoss", "fail"))
-        self.task_processor.source = source
         rows = input_rows(spark, source, self.input_topics, self.kafka_options, self.end_of_input,
                           self.max_offsets_per_trigger)
         tasks = self.routing.assign(rows, checkpoint_shuffle_partitions(spark, self.checkpoint))

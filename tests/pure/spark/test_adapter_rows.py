@@ -163,16 +163,22 @@ def in_task_of_batch_4(monkeypatch) -> list:
     return produced
 
 
-def test_plain_kafka_rows_are_ordered_in_the_task_whatever_order_the_shuffle_gave():
-    from streamjoin.spark.adapter import KAFKA_ROW_COLUMNS, ordered_kafka_rows
+def test_spark_kafka_rows_are_packed_per_partition_and_ordered_in_the_task_whatever_order_they_came():
+    from streamjoin.spark.packing import pack_kafka_batches
 
-    # (topic, partition, offset, ts, key, value, headers), shuffled: b's timestamps interleave a's
-    rows = [("b", 0, 1, 25, b"k", b"b1", None), ("a", 0, 2, 30, b"k", b"a2", [{"key": "h", "value": b"v"}]),
+    # Spark's Kafka rows (topic, partition, offset, ts, key, value, headers as Spark's JSON of
+    # them), out of order, one Arrow batch for two topics; the shuffle then brings the chunks to
+    # the task in any order: b's timestamps interleave a's, so the task's order is b0 a0 a1 b1 a2
+    schema = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
+                        ("ts", pa.int64()), ("key", pa.binary()), ("value", pa.binary()), ("headers", pa.string())])
+    rows = [("b", 0, 1, 25, b"k", b"b1", None),
+            ("a", 0, 2, 30, b"k", b"a2", '[{"key":"h","value":"dg=="},{"key":"n","value":null}]'),
             ("a", 0, 0, 10, b"k", b"a0", None), ("b", 0, 0, 5, b"k", b"b0", None), ("a", 0, 1, 20, None, b"a1", None)]
-    frame = pd.DataFrame(rows, columns=list(KAFKA_ROW_COLUMNS))
+    batch = pa.RecordBatch.from_pylist([dict(zip(schema.names, row)) for row in rows], schema=schema)
 
-    ordered = list(ordered_kafka_rows(frame))
+    chunks = [chunk.to_pylist()[0] for chunk in pack_kafka_batches([batch])]
+    ordered = list(ordered_rows(pd.DataFrame(chunks[::-1])))
 
+    assert sorted((c["topic"], c["partition"], c["offset"]) for c in chunks) == [("a", 0, 0), ("b", 0, 0)]
     assert [row.value for row in ordered] == [b"b0", b"a0", b"a1", b"b1", b"a2"]
-    assert ordered[-1].headers == (("h", b"v"),) and ordered[0].headers == ()
-    assert list(ordered_kafka_rows(frame.iloc[[1, 2, 4]])) == sorted(ordered[1:3] + ordered[4:], key=lambda r: r.offset)
+    assert ordered[-1].headers == (("h", b"v"), ("n", None)) and ordered[1].headers == () and ordered[2].key is None
