@@ -1,6 +1,5 @@
 """Shared plumbing for the join benchmarks: a private broker + Spark session, a ksqlDB query
-planned and compiled by streamjoin, inputs encoded with each source's serde (and mirrored to
-JSON-lines files for the PyFlink peer), timed runs, the streaming == batch check, the peak memory
+planned and compiled by streamjoin, inputs encoded with each source's serde, timed runs, the streaming == batch check, the peak memory
 of Spark's Python workers, and the size of the tasks' state.
 
 Every run uses fresh topic names (a per-run suffix), so reruns never see old records.
@@ -21,11 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from streamjoin.maven import Artifact
+
 BASE_TS = 1_700_000_000_000
 DRIVER_MEMORY = "4g"
 BENCH_DIR = Path(__file__).resolve().parent
 # The PyFlink peer's own virtualenv (`make flink-venv`; see bench/README.md).
 FLINK_PYTHON = BENCH_DIR.parent / ".venv-flink" / "bin" / "python"
+# Flink's Kafka connector for Flink 2.2, the newest on Maven Central (.venv-flink runs Flink 2.3).
+FLINK_KAFKA = Artifact("org.apache.flink", "flink-sql-connector-kafka", "5.0.0-2.2")
 
 
 @dataclass
@@ -97,13 +100,10 @@ def create_topics(bench: Bench, queries) -> None:
     admin.create_topics(bench.bootstrap, partitions)
 
 
-def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dict | None, int]],
-            mirror: Path | None = None) -> int:
+def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dict | None, int]]) -> int:
     """Encode (key, value, ts) rows with `source`'s serde, partitioned as Kafka would, and send
     them with librdkafka (several times kafka-python's rate: the inputs of a 1M-event run are
-    ready in seconds). With `mirror`, the same rows also go to `mirror`/partition-<p>.jsonl as
-    {"key", "value", "ts"} lines, one file per Kafka partition in produce order (the PyFlink
-    peer's input). Returns the number of records acknowledged; raises if any was not."""
+    ready in seconds). Returns the number of records acknowledged; raises if any was not."""
     from confluent_kafka import Producer
 
     from streamjoin.kafka.client import rdkafka_config
@@ -123,34 +123,23 @@ def produce(bench: Bench, catalog, source: str, rows: Iterable[tuple[object, dic
             failures.append(error)
 
     sent = 0
-    with contextlib.ExitStack() as files:
-        if mirror is not None:
-            mirror.mkdir(parents=True, exist_ok=True)
-            placed = _mirrored(placed, [files.enter_context((mirror / f"partition-{p}.jsonl").open("w"))
-                                        for p in range(definition.partitions)])
-        for p, _ in placed:
-            record = p.record
-            while True:
-                try:
-                    producer.produce(p.topic, value=record.value, key=record.key, partition=p.partition,
-                                     timestamp=record.timestamp_ms or 0, on_delivery=delivered)
-                    break
-                except BufferError:  # the local queue is full: let deliveries drain it
-                    producer.poll(0.05)
-            sent += 1
-            if sent % 10_000 == 0:
-                producer.poll(0)
+    for p, _ in placed:
+        record = p.record
+        while True:
+            try:
+                producer.produce(p.topic, value=record.value, key=record.key, partition=p.partition,
+                                 timestamp=record.timestamp_ms or 0, on_delivery=delivered)
+                break
+            except BufferError:  # the local queue is full: let deliveries drain it
+                producer.poll(0.05)
+        sent += 1
+        if sent % 10_000 == 0:
+            producer.poll(0)
     unsent = producer.flush(60)
     if unsent or failures:
         raise RuntimeError(f"{unsent + len(failures)} of {sent} input records were not acknowledged"
                            + (f", e.g. {failures[0]}" if failures else ""))
     return sent
-
-
-def _mirrored(placed, files):
-    for p, (key, value, ts) in placed:
-        files[p.partition].write(json.dumps({"key": key, "value": value, "ts": ts}) + "\n")
-        yield p, None
 
 
 def topic_count(bench: Bench, topic: str) -> int:
@@ -171,22 +160,30 @@ class Timed:
         return self.input_records / self.seconds
 
 
-def run_streamjoin(bench: Bench, queries) -> tuple[Timed, list[Path]]:
+def run_streamjoin(bench: Bench, queries, delta: Path | None = None) -> tuple[Timed, list[Path]]:
     """Run the sub-topologies in order (availableNow, Kafka to Kafka); the rate counts the
-    records read by the last one (the join) over the wall time of all of them."""
+    records read by the last one (the join) over the wall time of all of them. With `delta`, the
+    last one also writes its results to a Delta table there (delta-spark, from the executors),
+    as every query the CLI and the Dagster assets run does; its output count is then the table's."""
+    from streamjoin.app.outputs import DeltaOutput
+    from streamjoin.runtime.report import RunReport
     from streamjoin.settings import Settings
-    from streamjoin.spark.query import run_available
+    from streamjoin.spark.query import SinkTarget, streaming_run
 
     started = time.perf_counter()
     checkpoints, profile = [], {}
     for query in queries:
-        checkpoints.append(bench.work_dir / "checkpoints" / query.name)
-        report = run_available(bench.spark, query, {"kafka.bootstrap.servers": bench.bootstrap}, bench.client_config,
-                               checkpoints[-1], source=Settings.from_env().kafka_source)
+        checkpoints.append(bench.work_dir / "checkpoints" / (query.name + ("_delta" if delta else "")))
+        table = DeltaOutput(query, str(delta)) if delta and query is queries[-1] else None
+        run = streaming_run(query, {"kafka.bootstrap.servers": bench.bootstrap}, bench.client_config, checkpoints[-1],
+                            target=SinkTarget(table=table), source=Settings.from_env().kafka_source)
+        report = run.run(bench.spark, RunReport(query=query.name, output_topic=query.sink.topic))
         for stage, seconds in report.seconds.items():
             profile[stage] = profile.get(stage, 0.0) + seconds
     elapsed = time.perf_counter() - started
-    return Timed(report.input_rows, topic_count(bench, queries[-1].sink.topic), elapsed, profile), checkpoints
+    output = (bench.spark.read.format("delta").load(str(delta)).count() if delta
+              else topic_count(bench, queries[-1].sink.topic))
+    return Timed(report.input_rows, output, elapsed, profile), checkpoints
 
 
 def print_profile(profile: dict) -> None:
@@ -210,7 +207,8 @@ def print_profile(profile: dict) -> None:
 
 
 def warm_up(bench: Bench) -> None:
-    """Start the Python workers once, so the first measured query does not pay for it."""
+    """Start the Python workers and load both Kafka connectors once, so the first measured query
+    does not pay for it (the first read with Spark's own connector took ~8 s longer than the next)."""
     from streamjoin.kafka import admin
     from streamjoin.kafka.records import OutRecord
 
@@ -223,6 +221,8 @@ def warm_up(bench: Bench) -> None:
              .option("checkpointLocation", str(bench.work_dir / "warmup"))
              .trigger(availableNow=True).start())
     query.awaitTermination()
+    (bench.spark.read.format("kafka").option("kafka.bootstrap.servers", bench.bootstrap).option("subscribe", topic)
+     .option("includeHeaders", "true").load().write.format("noop").mode("overwrite").save())
 
 
 # --- streaming == batch -------------------------------------------------------------------------
@@ -277,33 +277,30 @@ def streaming_vs_batch(bench: Bench, queries) -> Agreement:
 
 # --- the PyFlink peer ----------------------------------------------------------------------------
 
-def run_pyflink(workload: str, input_dir: Path, output_dir: Path) -> Timed | str:
-    """bench/pyflink_peer.py under .venv-flink: its Timed, or why it did not run."""
+def run_pyflink(bench: Bench, workload: str, inputs: list[str], output: str, records_in: int) -> Timed | str:
+    """bench/pyflink_peer.py under .venv-flink, reading `inputs` and writing `output` (created
+    here) with Flink's Kafka connector: its Timed, or why it did not run."""
+    from streamjoin.kafka import admin
+    from streamjoin.maven import FetchError, resolve
+
     if not FLINK_PYTHON.exists():
         return f"not run: {FLINK_PYTHON.parent.parent} is missing (make flink-venv)"
+    try:
+        jars = resolve(FLINK_KAFKA)
+    except FetchError as error:
+        return f"not run: {error}"
+    admin.create_topics(bench.bootstrap, {output: 2})
     # Spark's variables mean nothing to Flink; the rest of the environment (PATH: java) stays.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK"))}
-    done = subprocess.run([str(FLINK_PYTHON), str(BENCH_DIR / "pyflink_peer.py"), workload, str(input_dir),
-                           str(output_dir)], capture_output=True, text=True, env=env)
+    done = subprocess.run([str(FLINK_PYTHON), str(BENCH_DIR / "pyflink_peer.py"), workload,
+                           "--bootstrap", bench.bootstrap, "--inputs", ",".join(inputs), "--output", output,
+                           "--jars", ",".join(map(str, jars))], capture_output=True, text=True, env=env)
     lines = done.stdout.strip().splitlines()
     if done.returncode or not lines:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"failed (exit {done.returncode}): {tail[:300]}"
-    result = json.loads(lines[-1])
-    return Timed(result["records_in"], result["records_out"], result["seconds"])
-
-
-def pyflink_rows(output_dir: Path) -> Counter:
-    """The peer's output lines ({"key", fields..., "ts"}) as `json_row`s."""
-    rows = Counter()
-    for path in output_dir.rglob("*"):
-        if path.is_file() and not path.name.startswith("."):
-            with path.open() as f:
-                for line in f:
-                    row = json.loads(line)
-                    row.pop("ts", None)
-                    rows[json_row(row.pop("key"), row)] += 1
-    return rows
+        errors = done.stderr.strip().splitlines() or ["no output"]
+        causes = [line for line in errors if line.startswith("Caused by:")]  # a Java trace's root cause last
+        return f"failed (exit {done.returncode}): {(causes or errors)[-1][:300]}"
+    return Timed(records_in, topic_count(bench, output), json.loads(lines[-1])["seconds"])
 
 
 def json_rows(records: Counter) -> Counter:

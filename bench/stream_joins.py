@@ -9,12 +9,14 @@
       Spark's native stream-stream join (watermarks + a +/- 1 hour time-range condition), vs.
       Flink SQL's interval join.
 
-streamjoin reads and writes Kafka (availableNow) with its streamjoin_kafka source and sink; the
-hand-written job with Spark's own Kafka connector (`format("kafka")`, a JVM client). PyFlink
-has no Kafka connector jar here, so it reads the same records from JSON-lines files (one per
-Kafka partition, written while producing) and writes files, in streaming mode, under its own
-virtualenv (.venv-flink; skipped with a note when missing). Rates are input records (both inputs)
-per second of the query's wall time, start-up included; every ratio is printed.
+All three read the same Kafka topics and write a Kafka topic. streamjoin runs availableNow with
+the Kafka source STREAMJOIN_KAFKA_SOURCE names (its default, or Spark's own connector); the
+hand-written job uses Spark's own connector (`format("kafka")`, a JVM client); PyFlink uses
+Flink's Kafka connector (a bounded scan up to the offsets at its start) in streaming mode, under
+its own virtualenv (.venv-flink; skipped with a note when missing). Rates are input records
+(both inputs) per second of the query's wall time, start-up included; every ratio is printed.
+streamjoin runs a second time with a Delta output beside its topic, as the CLI and the Dagster
+assets run every query (delta-spark writing from the executors); its output count is the table's.
 
 Checks on every run: streamjoin's output == the same compiled query run in batch mode over the
 same inputs (multisets of key and value); the output counts of all three engines (and
@@ -29,16 +31,14 @@ its own. 200,000 events took 11.4 min at load ~17 (other engineers' tests).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from common import (BASE_TS, Agreement, Bench, Timed, WorkerMemory, bench_session, compile_query,
                     create_topics, json_rows, load_average, output_records, print_profile, produce,
-                    pyflink_rows, row_differences, run_pyflink, run_streamjoin, streaming_vs_batch,
+                    row_differences, run_pyflink, run_streamjoin, streaming_vs_batch,
                     topic_count, warm_up)
 
 FULL_EVENTS, DEFAULT_EVENTS = 1_000_000, 500_000
@@ -93,10 +93,8 @@ class Workload:
     batch: Agreement
     flink: Timed | str  # or why it did not run
     rows: str  # the other engines' output rows against streamjoin's
-
-
-def flink_dir(bench: Bench, workload: str) -> Path:
-    return bench.work_dir / "pyflink" / workload
+    with_delta: Timed  # streamjoin's run with a Delta output too (its output count: the table's rows)
+    delta_memory: WorkerMemory
 
 
 # --- (a) stream-table enrichment ----------------------------------------------------------------
@@ -112,35 +110,40 @@ def enrichment(bench: Bench, events: int) -> Workload:
     create_topics(bench, queries)
     rng, started = random.Random(1), time.perf_counter()
     # The table first (earlier timestamps): every click finds its user, in every engine.
-    files = flink_dir(bench, "enrichment") / "in"
     produced = produce(bench, catalog, "users", ((f"u{n}", {"name": f"user {n}", "region": f"r{n % 50}"},
-                                                  BASE_TS + n) for n in range(users)), files / "users")
+                                                  BASE_TS + n) for n in range(users)))
     produced += produce(bench, catalog, "clicks", ((f"u{rng.randrange(users)}", {"amount": n},
-                                                    BASE_TS + users + n) for n in range(clicks)), files / "clicks")
-    print(f"(a) produced {users:,} users + {clicks:,} clicks in {time.perf_counter() - started:,.1f} s "
-          f"(and wrote them to files for PyFlink)")
-    return all_engines(bench, queries, hand_written_enrichment(bench, sources), "enriched_spark", produced,
-                       "enrichment")
+                                                    BASE_TS + users + n) for n in range(clicks)))
+    print(f"(a) produced {users:,} users + {clicks:,} clicks in {time.perf_counter() - started:,.1f} s")
+    return all_engines(bench, queries, hand_written_enrichment(bench, sources), "enriched", produced,
+                       "enrichment", [s["topic"] for s in sources])
 
 
-def all_engines(bench: Bench, queries, hand_written, output: str, produced: int, workload: str) -> Workload:
+def all_engines(bench: Bench, queries, hand_written, output: str, produced: int, workload: str,
+                inputs: list[str]) -> Workload:
     """streamjoin's run, the hand-written job on the same topics, streamjoin's query again in batch
-    mode, then PyFlink on the same records from files; then every engine's output rows."""
+    mode, then PyFlink on the same topics; every engine's output rows; last, streamjoin's run
+    again with a Delta output beside its topic (after the comparisons: it writes the topic again)."""
     with WorkerMemory() as streamjoin_memory:
         streamjoin, _ = run_streamjoin(bench, queries)
     check_read(streamjoin, produced)
     with WorkerMemory() as hand_memory:
-        hand = run_hand_written(bench, hand_written, bench.name(output), produced)
+        hand = run_hand_written(bench, hand_written, bench.name(f"{output}_spark"), produced)
     batch = streaming_vs_batch(bench, queries)
-    directory = flink_dir(bench, workload)
-    flink = run_pyflink(workload, directory / "in", directory / "out")
+    flink = run_pyflink(bench, workload, inputs, bench.name(f"{output}_flink"), produced)
     # The rows without their timestamps (each engine stamps its own way; the counts and the
     # streaming == batch check cover the rest).
     ours = batch.streaming if len(queries) == 1 else output_records(bench, queries[-1].sink.topic)
-    rows = {"streamjoin": json_rows(ours), "hand-written PySpark": json_rows(output_records(bench, bench.name(output)))}
+    rows = {"streamjoin": json_rows(ours),
+            "hand-written PySpark": json_rows(output_records(bench, bench.name(f"{output}_spark")))}
     if isinstance(flink, Timed):
-        rows["PyFlink"] = pyflink_rows(directory / "out")
-    return Workload(streamjoin, streamjoin_memory, hand, hand_memory, batch, flink, row_differences(rows))
+        rows["PyFlink"] = json_rows(output_records(bench, bench.name(f"{output}_flink")))
+    differences = row_differences(rows)
+    with WorkerMemory() as delta_memory:
+        with_delta, _ = run_streamjoin(bench, queries, delta=bench.work_dir / "delta" / output)
+    check_read(with_delta, produced)
+    return Workload(streamjoin, streamjoin_memory, hand, hand_memory, batch, flink, differences,
+                    with_delta, delta_memory)
 
 
 def hand_written_enrichment(bench: Bench, sources: list[dict]):
@@ -175,15 +178,15 @@ def interval(bench: Bench, events: int) -> Workload:
     create_topics(bench, queries)
     rng = random.Random(2)
     step = SPAN_MS / (2 * per_side)  # orders and payments interleave, each side in time order
-    produced, files, started = 0, flink_dir(bench, "interval") / "in", time.perf_counter()
+    produced, started = 0, time.perf_counter()
     for name, offset in (("orders", 0), ("payments", 1)):
         produced += produce(bench, catalog, name, ((f"id{rng.randrange(ids)}", {"v": n},
                                                     BASE_TS + int((2 * n + offset) * step))
-                                                   for n in range(per_side)), files / name)
+                                                   for n in range(per_side)))
     print(f"(b) produced {per_side:,} orders + {per_side:,} payments over 10 h, {ids:,} ids, in "
-          f"{time.perf_counter() - started:,.1f} s (and wrote them to files for PyFlink)")
-    return all_engines(bench, queries, hand_written_interval(bench, sources), "matched_spark", produced,
-                       "interval")
+          f"{time.perf_counter() - started:,.1f} s")
+    return all_engines(bench, queries, hand_written_interval(bench, sources), "matched", produced,
+                       "interval", [s["topic"] for s in sources])
 
 
 def hand_written_interval(bench: Bench, sources: list[dict]):
@@ -211,7 +214,8 @@ def check_read(timed: Timed, produced: int) -> None:
 
 
 def report(label: str, result: Workload) -> None:
-    engines = {"streamjoin": result.streamjoin, "hand-written PySpark": result.hand}
+    engines = {"streamjoin": result.streamjoin, "hand-written PySpark": result.hand,
+               "streamjoin + Delta": result.with_delta}
     if isinstance(result.flink, Timed):
         engines["PyFlink"] = result.flink
     print(label)
@@ -230,7 +234,10 @@ def report(label: str, result: Workload) -> None:
     print(f"  {result.batch.line()}")
     print(f"  streamjoin run: {result.streamjoin_memory.line()}")
     print(f"  hand-written run: {result.hand_memory.line()}")
+    print(f"  streamjoin + Delta run: {result.delta_memory.line()}")
     print_profile(result.streamjoin.profile or {})
+    print("  with a Delta output:")
+    print_profile(result.with_delta.profile or {})
 
 
 def main() -> None:
