@@ -21,8 +21,8 @@ from streamjoin.kafka.offsets import ON_DATA_LOSS
 
 def _summary(report) -> str:
     return (f"{report.query}: input_rows={report.input_rows} output_rows={report.output_rows} "
-            f"dead_letters={report.dead_letters} batches={report.batches} consumer_lag={report.consumer_lag} "
-            f"rows_per_second={report.rows_per_second:.3g}")
+            f"dead_letters={report.dead_letters} batches={report.batches} driver_rows={report.driver_rows} "
+            f"consumer_lag={report.consumer_lag} rows_per_second={report.rows_per_second:.3g}")
 
 
 def _log_elsewhere(log_path: Path) -> None:

@@ -46,8 +46,8 @@ node.id={node_id}
 controller.quorum.voters={voters}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=INTERNAL
-listeners=CLIENT://127.0.0.1:{port},INTERNAL://127.0.0.1:{internal_port},CONTROLLER://127.0.0.1:{controller_port}
-advertised.listeners=CLIENT://127.0.0.1:{port},INTERNAL://127.0.0.1:{internal_port}
+listeners=CLIENT://{host}:{port},INTERNAL://{host}:{internal_port},CONTROLLER://{host}:{controller_port}
+advertised.listeners=CLIENT://{host}:{port},INTERNAL://{host}:{internal_port}
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,CLIENT:{protocol}
 log.dirs={data}
 num.partitions=1
@@ -127,17 +127,20 @@ class ClientListener:
 
 @dataclass(frozen=True)
 class Node:
-    """One KRaft node's id and loopback ports (clients', brokers' own, controller's)."""
+    """One KRaft node's id, address and ports (clients', brokers' own, controller's). The
+    address is loopback unless the clients are on other hosts (a cluster's executors): then one
+    they all reach, which the node binds and advertises."""
 
     node_id: int
     port: int
     internal_port: int
     controller_port: int
+    host: str = "127.0.0.1"
 
 
 def voters(nodes: list[Node]) -> str:
     """The static controller quorum: every node a voter."""
-    return ",".join(f"{node.node_id}@127.0.0.1:{node.controller_port}" for node in nodes)
+    return ",".join(f"{node.node_id}@{node.host}:{node.controller_port}" for node in nodes)
 
 
 def _properties(data: Path, node: Node, listener: ClientListener, quorum: list[Node] | None = None) -> str:
@@ -145,7 +148,7 @@ def _properties(data: Path, node: Node, listener: ClientListener, quorum: list[N
     A cluster of three or more keeps three replicas of every topic and needs two in sync."""
     quorum = quorum or [node]
     replicas = min(3, len(quorum))
-    text = _NODE.format(node_id=node.node_id, voters=voters(quorum), port=node.port,
+    text = _NODE.format(node_id=node.node_id, voters=voters(quorum), host=node.host, port=node.port,
                         internal_port=node.internal_port, controller_port=node.controller_port,
                         protocol=listener.protocol, data=data, replicas=replicas, min_isr=max(1, replicas - 1))
     if listener.user is not None:

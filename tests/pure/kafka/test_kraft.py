@@ -68,6 +68,14 @@ def test_a_three_node_cluster_has_three_voters_three_replicas_two_in_sync(tmp_pa
         assert setting in text
 
 
+def test_a_node_for_other_hosts_binds_and_advertises_their_address_for_every_listener(tmp_path):
+    node = kraft.Node(1, 9092, 9094, 9093, host="10.1.2.1")
+    text = kraft._properties(tmp_path, node, kraft.ClientListener())
+    assert "listeners=CLIENT://10.1.2.1:9092,INTERNAL://10.1.2.1:9094,CONTROLLER://10.1.2.1:9093\n" in text
+    assert "advertised.listeners=CLIENT://10.1.2.1:9092,INTERNAL://10.1.2.1:9094\n" in text
+    assert "controller.quorum.voters=1@10.1.2.1:9093" in text and "127.0.0.1" not in text
+
+
 @pytest.mark.parametrize("args", [("SASL_SSL", USER), ("SSL",), ("SASL_PLAINTEXT",), ("TLS",)],
                          ids=["sasl-ssl-no-keystore", "ssl-no-keystore", "sasl-no-user", "unknown"])
 def test_an_incomplete_listener_is_refused(args):
