@@ -197,13 +197,13 @@ def print_profile(profile: dict) -> None:
     start_up = wall - profile.get("spark.triggerExecution", 0.0)
     print(f"  profile ({wall:,.1f} s wall): query start-up and idle {start_up:,.1f} s; Spark per batch "
           + ", ".join(f"{k[6:]} {v:,.1f} s" for k, v in sorted(spark.items(), key=lambda kv: -kv[1]) if v >= 0.05))
-    collect = driver.get("driver.collect", 0.0)
+    stage = driver.get("driver.tasks", 0.0)  # the wall time of the batches' task stages
     print(f"    driver: " + ", ".join(f"{k[7:]} {v:,.1f} s" for k, v in sorted(driver.items(), key=lambda kv: -kv[1])))
     busy = sum(tasks.values())
-    print(f"    tasks (inside collect, summed over tasks): {busy:,.1f} s = "
+    print(f"    tasks (summed over tasks): {busy:,.1f} s = "
           + ", ".join(f"{k[5:]} {v:,.1f}" for k, v in sorted(tasks.items(), key=lambda kv: -kv[1]) if v >= 0.05)
-          + f"; the rest of collect x tasks is the Kafka source, the shuffle and Spark's Python hops "
-            f"(~{max(collect * 2 - busy, 0):,.1f} task-s on 2 cores)")
+          + f"; the rest of the task stages' time on 2 cores is the Kafka source, the shuffle and Spark's "
+            f"Python hops (~{max(stage * 2 - busy, 0):,.1f} task-s)")
 
 
 def warm_up(bench: Bench) -> None:
