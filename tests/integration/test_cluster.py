@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pyspark
@@ -36,6 +36,7 @@ from tests.paths import REPO
 
 pytestmark = pytest.mark.integration
 SPARK_HOME = Path(pyspark.__file__).parent
+SPARK_CLASS = str(SPARK_HOME / "bin" / "spark-class")
 START_TIMEOUT_S = 90.0
 RUN_TIMEOUT_S = 300.0
 TASKS = 2  # the inputs' partitions: one join task each
@@ -142,10 +143,9 @@ def assert_both_outputs_whole_and_the_driver_took_no_result(bootstrap: str, sql:
 def test_join_on_a_cluster_of_three_hosts(tmp_path):
     if why := netns.unavailable():
         pytest.skip(why)
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
     with netns.hosts(["master", "worker-a", "worker-b"]) as hosts, broker_on(hosts.here, tmp_path) as bootstrap:
         master_address = hosts.addresses["master"]
-        master = [spark_class, "org.apache.spark.deploy.master.Master", "--host", master_address,
+        master = [SPARK_CLASS, "org.apache.spark.deploy.master.Master", "--host", master_address,
                   "--port", "7077", "--webui-port", "8080"]  # its own namespace: these ports are free there
         log = tmp_path / "master.log"
         with started(hosts.command("master", master), spark_env(tmp_path / "master", master_address), log):
@@ -177,17 +177,15 @@ def broker_on(address: str, tmp_path: Path):
 
 @contextmanager
 def workers(hosts: netns.Hosts, master: str, tmp_path: Path):
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    with started(hosts.command("worker-a", worker(spark_class, hosts.addresses["worker-a"], master)),
-                 spark_env(tmp_path / "worker-a", hosts.addresses["worker-a"]), tmp_path / "worker-a.log"), \
-         started(hosts.command("worker-b", worker(spark_class, hosts.addresses["worker-b"], master)),
-                 spark_env(tmp_path / "worker-b", hosts.addresses["worker-b"]), tmp_path / "worker-b.log"):
+    """A worker (1 core) in each worker namespace, bound to its address."""
+    with ExitStack() as running:
+        for host in ("worker-a", "worker-b"):
+            address = hosts.addresses[host]
+            args = [SPARK_CLASS, "org.apache.spark.deploy.worker.Worker", "--host", address, "--cores", "1",
+                    "--memory", "1g", "--webui-port", "8081", master]
+            running.enter_context(started(hosts.command(host, args), spark_env(tmp_path / host, address),
+                                          tmp_path / f"{host}.log"))
         yield
-
-
-def worker(spark_class: str, address: str, master: str) -> list[str]:
-    return [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", address, "--cores", "1",
-            "--memory", "1g", "--webui-port", "8081", master]
 
 
 def executors(address: str) -> int:
