@@ -10,8 +10,8 @@
       Flink SQL's interval join.
 
 All three read the same Kafka topics and write a Kafka topic. streamjoin runs availableNow with
-the Kafka source STREAMJOIN_KAFKA_SOURCE names (its default, or Spark's own connector); the
-hand-written job uses Spark's own connector (`format("kafka")`, a JVM client); PyFlink uses
+the Kafka source STREAMJOIN_KAFKA_SOURCE names (by default Spark's own connector, or
+streamjoin_kafka); the hand-written job uses Spark's own connector (`format("kafka")`, a JVM client); PyFlink uses
 Flink's Kafka connector (a bounded scan up to the offsets at its start) in streaming mode, under
 its own virtualenv (.venv-flink; skipped with a note when missing). Rates are input records
 (both inputs) per second of the query's wall time, start-up included; every ratio is printed.

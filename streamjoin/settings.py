@@ -87,7 +87,7 @@ class Settings:
     schema_registry_url: str | None = None
     schema_registry_auth: str | None = field(default=None, repr=False)
     registry_kind: RegistryKind = RegistryKind.STREAMJOIN  # the started registry's kind (unused with schema_registry_url)
-    kafka_source: KafkaSource = KafkaSource.STREAMJOIN  # what a query reads its topics with
+    kafka_source: KafkaSource = KafkaSource.SPARK  # what a query reads its topics with
     # Kafka client properties of a query's tables beyond the security ones, Kafka's names
     # (streamjoin.kafka_properties.PASSED): set per query by the engine, never from the environment.
     kafka_properties: tuple[tuple[str, str], ...] = ()
@@ -117,7 +117,7 @@ class Settings:
             schema_registry_url=env.get("STREAMJOIN_SCHEMA_REGISTRY_URL") or None,
             schema_registry_auth=env.get("STREAMJOIN_SCHEMA_REGISTRY_AUTH") or None,
             registry_kind=choice_from_env(env, "STREAMJOIN_REGISTRY_KIND", RegistryKind, RegistryKind.STREAMJOIN),
-            kafka_source=choice_from_env(env, "STREAMJOIN_KAFKA_SOURCE", KafkaSource, KafkaSource.STREAMJOIN),
+            kafka_source=choice_from_env(env, "STREAMJOIN_KAFKA_SOURCE", KafkaSource, KafkaSource.SPARK),
             **security,
         )
 

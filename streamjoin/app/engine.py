@@ -140,7 +140,7 @@ class Engine:
         try:
             return self._run(query, mode, stop_after_s, on_progress, on_data_loss)
         except QueryFailed as failed:
-            if failed.raised(KafkaUnreachable):  # a task already waited the timeout out
+            if failed.raised(KafkaUnreachable) or failed.java_client_timed_out():  # a client waited the timeout out
                 raise KafkaUnreachable(self.bootstrap, self.settings.kafka_timeout_s) from None
             self._connect()
             raise

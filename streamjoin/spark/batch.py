@@ -83,7 +83,7 @@ def _table_task(function: TaskProcessor, table_rows: TableRows, start: int, end:
 
 def backfill(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
              table_rows: TableRows, start: int, end: int, routing: TaskRouting = TaskRouting(),
-             source: KafkaSource = KafkaSource.STREAMJOIN) -> dict:
+             source: KafkaSource = KafkaSource.SPARK) -> dict:
     """Replaces [start, end) of the Delta table at `table_rows.path` by the query's results in
     that range, over its input up to `end`; {"rows": written, "rejected": rows the table refused}."""
     tasks = _spread(spark, topics, kafka_options, end, routing, source)
@@ -112,7 +112,7 @@ def _spread(spark: SparkSession, topics: tuple[str, ...], kafka_options: dict[st
 
 def run_batch(spark: SparkSession, function: TaskProcessor, topics: tuple[str, ...], kafka_options: dict[str, str],
               ending_timestamp: int | None = None, routing: TaskRouting = TaskRouting(),
-              source: KafkaSource = KafkaSource.STREAMJOIN) -> pa.Table:
+              source: KafkaSource = KafkaSource.SPARK) -> pa.Table:
     """Every sink record the query emits over its input up to `ending_timestamp` (all of it when
     None), as an Arrow table (topic, key, value, ts, …)."""
     spread = _spread(spark, topics, kafka_options, ending_timestamp, routing, source)

@@ -60,7 +60,13 @@ class QueryFailed(RuntimeError):
         """Whether the root cause is `error`, one of ours raised inside Spark (`_OUR_ERRORS`)."""
         return self.cause.startswith(f"{error.__name__}:")
 
+    def java_client_timed_out(self) -> bool:
+        """Whether the Java Kafka client of Spark's connector gave up waiting for the brokers (its
+        waits are streamjoin's broker timeout: `sources.spark_connector_options`)."""
+        return _JAVA_CLIENT_TIMEOUT in self.spark_message
 
+
+_JAVA_CLIENT_TIMEOUT = "org.apache.kafka.common.errors.TimeoutException"
 # Errors raised inside Spark whose message is the whole story for a user.
 _OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaAuthenticationFailed|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible|ProduceFailed)\b:?\s*(.*)")
 
@@ -193,7 +199,7 @@ class StreamingRun:
     max_offsets_per_trigger: int | None = None
     routing: TaskRouting = field(default_factory=TaskRouting)
     transactions: tuple[str, str] | None = None  # (query, step): exactly-once to Kafka (`TaskSink`)
-    source: KafkaSource = KafkaSource.STREAMJOIN  # what it reads Kafka with (`sources`)
+    source: KafkaSource = KafkaSource.SPARK  # what it reads Kafka with (`sources`)
     figures: BatchFigures = field(init=False)
     table_rows: TableRows | None = field(init=False, default=None)
 
@@ -327,7 +333,7 @@ def task_processor(query: CompiledQuery, sink: TaskSink | None = None) -> TaskPr
 
 def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_config: dict, checkpoint: Path,
                   end_of_input: bool = False, target: SinkTarget = SinkTarget(),
-                  transactions: str | None = None, source: KafkaSource = KafkaSource.STREAMJOIN) -> StreamingRun:
+                  transactions: str | None = None, source: KafkaSource = KafkaSource.SPARK) -> StreamingRun:
     """`transactions`: the name of the query this step is part of, whose tasks then write to Kafka
     in transactions (exactly-once); None: at-least-once."""
     # Named after its sink topic: unique among the queries running at once. Its tasks produce
@@ -342,7 +348,7 @@ def streaming_run(query: CompiledQuery, kafka_options: dict[str, str], client_co
 
 def run_available(spark: SparkSession, query: CompiledQuery, kafka_options: dict[str, str], client_config: dict,
                   checkpoint: Path, end_of_input: bool = False,
-                  source: KafkaSource = KafkaSource.STREAMJOIN) -> RunReport:
+                  source: KafkaSource = KafkaSource.SPARK) -> RunReport:
     """Process everything new on the query's inputs (availableNow) from its checkpoint."""
     run = streaming_run(query, kafka_options, client_config, checkpoint, end_of_input, source=source)
     return run.run(spark, RunReport(query=query.name, output_topic=query.sink.topic))

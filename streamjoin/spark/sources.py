@@ -1,8 +1,8 @@
 """A streaming run's input rows, read with one of two Kafka sources (`Settings.kafka_source`):
 
-  spark       Spark's own connector, `format("kafka")`: a JVM consumer in each task, one row a
-              record, with its headers, packed in chunks before the shuffle by a `mapInArrow`
-              step (`packing.pack_kafka_batches`).
+  spark       (the default) Spark's own connector, `format("kafka")`: a JVM consumer in each
+              task, one row a record, with its headers, packed in chunks before the shuffle by a
+              `mapInArrow` step (`packing.pack_kafka_batches`).
   streamjoin  `streamjoin_kafka` (`kafka_source`), a Python data source over librdkafka that
               packs its records in chunks itself.
 
@@ -18,7 +18,8 @@ does); and the data-loss choice `latest` (Spark's connector can only fail or go 
 earliest offset).
 
 Both take the same `kafka.*` options; for the Java client a SASL user and password become its
-`sasl.jaas.config`, and streamjoin's own options become Spark's (`failOnDataLoss`).
+`sasl.jaas.config`, streamjoin's own options become Spark's (`failOnDataLoss`), the broker timeout
+bounds its waits, and it reads committed records only, as librdkafka does.
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ _USER, _PASSWORD, _MECHANISM, _JAAS = ("kafka.sasl.username", "kafka.sasl.passwo
 _LOGIN_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
                   "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
                   "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
-_OURS = ("kafka.bootstrap.timeout.ms", "streamjoin.onDataLoss")  # no Java client or Spark option
+_TIMEOUT = "kafka.bootstrap.timeout.ms"  # streamjoin's broker timeout (kafka.client)
+# Only committed records, as librdkafka reads by default: the Java client's default reads aborted
+# transactions too (a query's exactly-once output is a transactional topic).
+_ISOLATION = "kafka.isolation.level"
+_OURS = (_TIMEOUT, "streamjoin.onDataLoss")  # no Java client or Spark option
 
 
 def source_on_brokers(wanted: KafkaSource, tansu: bool) -> KafkaSource:
@@ -101,6 +106,8 @@ def spark_connector_options(options: dict[str, str]) -> dict[str, str]:
     """`options` (what streamjoin_kafka takes) as Spark's Kafka connector takes them."""
     spark = {name: value for name, value in options.items() if name not in _OURS + (_USER, _PASSWORD)}
     spark["failOnDataLoss"] = "false" if options.get("streamjoin.onDataLoss") == "earliest" else "true"
+    defaults = {_ISOLATION: "read_committed", **_waits(options.get(_TIMEOUT))}
+    spark.update({name: value for name, value in defaults.items() if name not in options})
     if options.get(_USER) and _JAAS not in options:
         module = _LOGIN_MODULES.get(options.get(_MECHANISM, "PLAIN").upper())
         if module is None:
@@ -109,6 +116,19 @@ def spark_connector_options(options: dict[str, str]) -> dict[str, str]:
         spark[_JAAS] = (f'{module} required username="{_quoted(options[_USER])}" '
                         f'password="{_quoted(options.get(_PASSWORD, ""))}";')
     return spark
+
+
+def _waits(timeout_ms: str | None) -> dict[str, str]:
+    """The Java client's waits within streamjoin's broker timeout, so brokers gone end a run as
+    soon as streamjoin_kafka's would. A task polls for records it knows exist, then asks the
+    consumer's position when none came: half the timeout each. The driver's offset requests get
+    the same half, asked once (the client retries inside it). Left alone they wait 60-120 s, and
+    Spark asks three times."""
+    if not timeout_ms:
+        return {}
+    half = str(max(1, int(timeout_ms) // 2))
+    return {"kafkaConsumer.pollTimeoutMs": half, "kafka.default.api.timeout.ms": half,
+            "kafka.request.timeout.ms": half, "fetchOffset.numRetries": "1"}
 
 
 def _quoted(value: str) -> str:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from streamjoin.spark.query import root_cause
+from streamjoin.spark.query import QueryFailed, root_cause
 
 CASES = [
     ("[STREAM_FAILED] Query [id = 1] terminated with exception: Traceback (most recent call last):\n"
@@ -34,3 +34,21 @@ CASES = [
 @pytest.mark.parametrize("message, expected", CASES)
 def test_root_cause(message, expected):
     assert root_cause(message).startswith(expected)
+
+
+# Brokers gone under Spark's Kafka connector: its Java client gave up within the broker timeout
+# (Engine.run then says KafkaUnreachable at once); our own one-line errors are not that.
+TIMED_OUT = [
+    ("py4j.protocol.Py4JJavaError: An error occurred while calling o181.collectToPython.\n"
+     ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 1 times\n"
+     "Caused by: org.apache.kafka.common.errors.TimeoutException: Timeout of 2500ms expired before the position "
+     "for partition clicks-1 could be determined", True),
+    ("org.apache.spark.SparkException: Job aborted\nCaused by: java.util.concurrent.TimeoutException: a Spark wait",
+     False),
+    (CASES[2][0], False),
+]
+
+
+@pytest.mark.parametrize("message, expected", TIMED_OUT)
+def test_the_java_kafka_client_timing_out_is_told_apart(message, expected):
+    assert QueryFailed("q", message).java_client_timed_out() is expected

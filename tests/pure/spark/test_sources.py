@@ -1,6 +1,7 @@
 """Which Kafka source a run reads with, and streamjoin's `kafka.*` options as Spark's own Kafka
 connector (a Java client) takes them: a SASL user and password become the Java client's login
-(`sasl.jaas.config`), the data-loss choice becomes `failOnDataLoss`, streamjoin's own options go."""
+(`sasl.jaas.config`), the data-loss choice becomes `failOnDataLoss`, the broker timeout bounds the
+client's waits, streamjoin's own options go."""
 
 from __future__ import annotations
 
@@ -41,27 +42,36 @@ def test_the_source_a_query_reads_with_on_its_brokers(wanted, tansu, expected):
 
 BASE = {"kafka.bootstrap.servers": "b1:9092,b2:9092", "kafka.bootstrap.timeout.ms": "10000",
         "startingOffsets": "earliest"}
+# The Java client's waits from streamjoin's 10 s timeout (half each for the poll and the position
+# lookup after it), and read_committed, as librdkafka reads.
+JAVA = {"kafkaConsumer.pollTimeoutMs": "5000", "kafka.default.api.timeout.ms": "5000",
+        "kafka.request.timeout.ms": "5000", "fetchOffset.numRetries": "1", "kafka.isolation.level": "read_committed"}
 
 
 @pytest.mark.parametrize("options, expected", [
     ({**BASE, "streamjoin.onDataLoss": "fail"},
-     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true"}),
+     {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true"}),
     ({**BASE, "streamjoin.onDataLoss": "earliest", "kafka.ssl.truststore.location": "/ca.pem",
       "kafka.ssl.truststore.type": "PEM", "kafka.security.protocol": "SSL"},
-     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "false",
+     {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "false",
       "kafka.ssl.truststore.location": "/ca.pem", "kafka.ssl.truststore.type": "PEM",
       "kafka.security.protocol": "SSL"}),
     ({**BASE, "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-512",
       "kafka.sasl.username": "ann", "kafka.sasl.password": 'p"w\\d'},
-     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
+     {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
       "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-512",
       "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
                                 'username="ann" password="p\\"w\\\\d";'}),
-    # a login the query's table gives itself wins
+    # a login the query's table gives itself wins; so do its isolation level and waits
     ({**BASE, "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "ann", "kafka.sasl.password": "x",
-      "kafka.sasl.jaas.config": "given"},
-     {"kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
-      "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": "given"}),
+      "kafka.sasl.jaas.config": "given", "kafka.isolation.level": "read_uncommitted",
+      "kafka.request.timeout.ms": "30000"},
+     {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
+      "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": "given", "kafka.isolation.level": "read_uncommitted",
+      "kafka.request.timeout.ms": "30000"}),
+    # no broker timeout given: the Java client's own waits
+    ({"kafka.bootstrap.servers": "b1:9092"},
+     {"kafka.bootstrap.servers": "b1:9092", "failOnDataLoss": "true", "kafka.isolation.level": "read_committed"}),
 ])
 def test_options_as_spark_kafka_connector_takes_them(options, expected):
     assert spark_connector_options(options) == expected
