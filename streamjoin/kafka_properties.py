@@ -8,8 +8,9 @@ Two kinds reach the clients:
 - security properties (`SECURITY`) become the query's security settings (`Settings`: protocol,
   SASL mechanism and credentials, the CA file), which every client of the query takes,
   kafka-python's topic administration too; a table's value wins over the engine's settings;
-- the others (`PASSED`) reach the librdkafka clients, which read a query's input, look up its
-  offsets and write its results. librdkafka ignores a consumer property in a producer and the
+- the others (`PASSED`) reach the librdkafka clients, which look up a query's offsets, write its
+  results and read its input on streamjoin_kafka, and the Java client of Spark's own connector,
+  which reads it by default. librdkafka ignores a consumer property in a producer and the
   reverse, so each is given to all of them; the role says which one it acts in.
 Any other name is refused: `REFUSED` says why for the ones a Flink user is likely to write."""
 
@@ -47,7 +48,7 @@ PASSED = {
     "check.crcs": Passed(CONSUMER),
     "isolation.level": Passed(CONSUMER),
     "compression.type": Passed(PRODUCER),
-    "request.timeout.ms": Passed(PRODUCER),  # librdkafka's consumer has no such timeout
+    "request.timeout.ms": Passed(PRODUCER),  # librdkafka's consumer has none (the Java one has)
 }
 
 # Security properties -> the Settings field each sets; None: sasl.jaas.config sets the SASL

@@ -37,6 +37,9 @@ from streamjoin.settings import Settings
 
 MODES = RUN_MODES
 ON_DATA_LOSS = offsets.ON_DATA_LOSS  # fail | earliest | latest: see Engine.run
+# Asking the brokers again after Spark's Kafka connector timed out: a broker that is there answers
+# a metadata request at once; one that is not has already had the whole timeout.
+RECHECK_S = 1.0
 
 
 def _on_its_cluster(method):
@@ -99,10 +102,15 @@ class Engine:
             options["startingOffsets"] = starting_offsets(sub, self.client_config)
         return options
 
-    def _connect(self) -> None:
+    def _connect(self, wait_s: float | None = None) -> None:
         """One quick metadata request first, so a broker outage is one line naming the servers
-        (KafkaUnreachable) rather than a timeout deep inside a Spark query."""
-        check_reachable(self.settings, self.bootstrap)
+        (KafkaUnreachable) rather than a timeout deep inside a Spark query. `wait_s`: how long to
+        wait for an answer (default the timeout; less when a client already waited it out)."""
+        settings = self.settings if wait_s is None else replace(self.settings, kafka_timeout_s=wait_s)
+        try:
+            check_reachable(settings, self.bootstrap)
+        except KafkaUnreachable:
+            raise KafkaUnreachable(self.bootstrap, self.settings.kafka_timeout_s) from None
 
     def delta_path(self, query: Query) -> str:
         return str(self.settings.delta_root / query.name)
@@ -133,16 +141,17 @@ class Engine:
             on_progress: Callable[[RunReport], None] | None = None,
             on_data_loss: DataLossPolicy | None = None) -> RunReport:
         """`_run` (below); a query that failed because its brokers went away says that in one
-        line naming them (KafkaUnreachable, after asking them once more within the timeout),
-        whichever client noticed first and however Spark reported it."""
+        line naming them (KafkaUnreachable, after asking them once more within the timeout, or
+        within RECHECK_S when Spark's Kafka connector already waited it out: a broker that is
+        there answers at once), whichever client noticed first and however Spark reported it."""
         from streamjoin.spark.query import QueryFailed
 
         try:
             return self._run(query, mode, stop_after_s, on_progress, on_data_loss)
         except QueryFailed as failed:
-            if failed.raised(KafkaUnreachable) or failed.java_client_timed_out():  # a client waited the timeout out
+            if failed.raised(KafkaUnreachable):  # a task already waited the timeout out
                 raise KafkaUnreachable(self.bootstrap, self.settings.kafka_timeout_s) from None
-            self._connect()
+            self._connect(min(RECHECK_S, self.settings.kafka_timeout_s) if failed.java_client_timed_out() else None)
             raise
 
     def _run(self, query: Query, mode: RunMode | None = None, stop_after_s: float | None = None,

@@ -61,12 +61,14 @@ class QueryFailed(RuntimeError):
         return self.cause.startswith(f"{error.__name__}:")
 
     def java_client_timed_out(self) -> bool:
-        """Whether the Java Kafka client of Spark's connector gave up waiting for the brokers (its
-        waits are streamjoin's broker timeout: `sources.spark_connector_options`)."""
-        return _JAVA_CLIENT_TIMEOUT in self.spark_message
+        """Whether Spark's Kafka connector gave up waiting for the brokers (its waits are within
+        streamjoin's broker timeout: `sources.spark_connector_options`): the Java client's own
+        timeout, or the task's poll for records it knows exist."""
+        return _JAVA_CLIENT_TIMEOUT.search(self.spark_message) is not None
 
 
-_JAVA_CLIENT_TIMEOUT = "org.apache.kafka.common.errors.TimeoutException"
+_JAVA_CLIENT_TIMEOUT = re.compile(r"org\.apache\.kafka\.common\.errors\.TimeoutException|"
+                                  r"java\.util\.concurrent\.TimeoutException: Cannot fetch record")
 # Errors raised inside Spark whose message is the whole story for a user.
 _OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaAuthenticationFailed|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible|ProduceFailed)\b:?\s*(.*)")
 

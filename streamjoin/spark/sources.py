@@ -45,6 +45,7 @@ _TIMEOUT = "kafka.bootstrap.timeout.ms"  # streamjoin's broker timeout (kafka.cl
 # Only committed records, as librdkafka reads by default: the Java client's default reads aborted
 # transactions too (a query's exactly-once output is a transactional topic).
 _ISOLATION = "kafka.isolation.level"
+_REQUEST = "kafka.request.timeout.ms"  # a table may give it ('properties.request.timeout.ms')
 _OURS = (_TIMEOUT, "streamjoin.onDataLoss")  # no Java client or Spark option
 
 
@@ -106,7 +107,7 @@ def spark_connector_options(options: dict[str, str]) -> dict[str, str]:
     """`options` (what streamjoin_kafka takes) as Spark's Kafka connector takes them."""
     spark = {name: value for name, value in options.items() if name not in _OURS + (_USER, _PASSWORD)}
     spark["failOnDataLoss"] = "false" if options.get("streamjoin.onDataLoss") == "earliest" else "true"
-    defaults = {_ISOLATION: "read_committed", **_waits(options.get(_TIMEOUT))}
+    defaults = {_ISOLATION: "read_committed", **_waits(options)}
     spark.update({name: value for name, value in defaults.items() if name not in options})
     if options.get(_USER) and _JAAS not in options:
         module = _LOGIN_MODULES.get(options.get(_MECHANISM, "PLAIN").upper())
@@ -118,17 +119,19 @@ def spark_connector_options(options: dict[str, str]) -> dict[str, str]:
     return spark
 
 
-def _waits(timeout_ms: str | None) -> dict[str, str]:
-    """The Java client's waits within streamjoin's broker timeout, so brokers gone end a run as
-    soon as streamjoin_kafka's would. A task polls for records it knows exist, then asks the
-    consumer's position when none came: half the timeout each. The driver's offset requests get
-    the same half, asked once (the client retries inside it). Left alone they wait 60-120 s, and
-    Spark asks three times."""
-    if not timeout_ms:
+def _waits(options: dict[str, str]) -> dict[str, str]:
+    """The Java client's waits within streamjoin's broker timeout, so brokers gone end a run
+    within about the time streamjoin_kafka takes. A task polls for records it knows exist, then
+    asks the consumer's position when none came: half the timeout each. The driver's offset
+    requests get the same half, asked once (the client retries inside it); its admin client
+    refuses an overall wait shorter than a request's, so a request timeout the table gives
+    lengthens it. Left alone, these wait 60-120 s and Spark asks three times."""
+    if not options.get(_TIMEOUT):
         return {}
-    half = str(max(1, int(timeout_ms) // 2))
-    return {"kafkaConsumer.pollTimeoutMs": half, "kafka.default.api.timeout.ms": half,
-            "kafka.request.timeout.ms": half, "fetchOffset.numRetries": "1"}
+    half = max(1, int(options[_TIMEOUT]) // 2)
+    request = int(options.get(_REQUEST, half))
+    return {"kafkaConsumer.pollTimeoutMs": str(half), "kafka.default.api.timeout.ms": str(max(half, request)),
+            _REQUEST: str(request), "fetchOffset.numRetries": "1"}
 
 
 def _quoted(value: str) -> str:

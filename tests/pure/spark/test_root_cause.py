@@ -36,13 +36,15 @@ def test_root_cause(message, expected):
     assert root_cause(message).startswith(expected)
 
 
-# Brokers gone under Spark's Kafka connector: its Java client gave up within the broker timeout
-# (Engine.run then says KafkaUnreachable at once); our own one-line errors are not that.
+# Brokers gone under Spark's Kafka connector: it gave up within the broker timeout (Engine.run
+# then asks the brokers for a second only); our own one-line errors are not that.
 TIMED_OUT = [
     ("py4j.protocol.Py4JJavaError: An error occurred while calling o181.collectToPython.\n"
      ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 1 times\n"
      "Caused by: org.apache.kafka.common.errors.TimeoutException: Timeout of 2500ms expired before the position "
      "for partition clicks-1 could be determined", True),
+    ("org.apache.spark.SparkException: Job aborted\nCaused by: java.util.concurrent.TimeoutException: Cannot fetch "
+     "record for offset 5 in 2500 milliseconds", True),  # the task's poll
     ("org.apache.spark.SparkException: Job aborted\nCaused by: java.util.concurrent.TimeoutException: a Spark wait",
      False),
     (CASES[2][0], False),

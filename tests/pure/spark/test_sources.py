@@ -62,13 +62,17 @@ JAVA = {"kafkaConsumer.pollTimeoutMs": "5000", "kafka.default.api.timeout.ms": "
       "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-512",
       "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
                                 'username="ann" password="p\\"w\\\\d";'}),
-    # a login the query's table gives itself wins; so do its isolation level and waits
+    # a login the query's table gives itself wins; so do its isolation level and request timeout,
+    # which the overall wait then covers (the Java admin client refuses a shorter one)
     ({**BASE, "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "ann", "kafka.sasl.password": "x",
       "kafka.sasl.jaas.config": "given", "kafka.isolation.level": "read_uncommitted",
       "kafka.request.timeout.ms": "30000"},
      {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
       "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": "given", "kafka.isolation.level": "read_uncommitted",
-      "kafka.request.timeout.ms": "30000"}),
+      "kafka.request.timeout.ms": "30000", "kafka.default.api.timeout.ms": "30000"}),
+    ({**BASE, "kafka.request.timeout.ms": "1000"},
+     {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
+      "kafka.request.timeout.ms": "1000"}),
     # no broker timeout given: the Java client's own waits
     ({"kafka.bootstrap.servers": "b1:9092"},
      {"kafka.bootstrap.servers": "b1:9092", "failOnDataLoss": "true", "kafka.isolation.level": "read_committed"}),
