@@ -1,16 +1,22 @@
 """Spark's own Kafka connector and delta-spark on the engine's session (their jars fetched by the
 project into its jar cache, spark/connectors.py): a batch read with `format("kafka")` gives each
-record's key, value, headers and coordinates; delta-spark appends, MERGEs on a key (an update, an
+record's key, value, headers and coordinates; a query's table properties reach its Java client
+without clashing with the waits streamjoin sets there; delta-spark appends, MERGEs on a key (an update, an
 insert, a delete) and skips a write whose (txnAppId, txnVersion) it has committed, and delta-rs
 reads the same table."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from deltalake import DeltaTable as RustDeltaTable
 
+from streamjoin.app.engine import Engine
+from streamjoin.app.project import load_project
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
+from streamjoin.settings import KafkaSource, Settings
 
 pytestmark = pytest.mark.integration
 
@@ -25,6 +31,28 @@ def test_format_kafka_reads_records_with_headers(spark, kafka_bootstrap, unique_
                   round(row.timestamp.timestamp() * 1000)) for row in rows)
     assert got == [(b"k%d" % n, b"v%d" % n, [("h", b"x%d" % n)], 1_000 + n) for n in range(6)]
     assert {row.partition for row in rows} == {0, 1} and {row.topic for row in rows} == {unique_topic}
+
+
+def test_a_tables_request_timeout_past_the_broker_timeout_reaches_spark_s_connector(spark, kafka_bootstrap,
+                                                                                      tmp_path, unique_topic):
+    """30 s requests against a 10 s broker timeout: the offset requests' overall wait (half the
+    timeout) is lengthened to the request's, which the Java admin client requires (a shorter one
+    failed the query at its start)."""
+    admin.create_topics(kafka_bootstrap, {unique_topic: 1})
+    admin.produce(kafka_bootstrap, unique_topic, [OutRecord(b"p%d" % n, json.dumps({"id": f"p{n}", "price": n}).encode())
+                                                  for n in range(10)])
+    (tmp_path / "sql").mkdir()
+    (tmp_path / "sql" / "sources.sql").write_text(
+        f"-- dialect: flink\nCREATE TABLE products (id STRING, price INT) WITH ('connector' = 'kafka', "
+        f"'topic' = '{unique_topic}', 'value.format' = 'json', 'properties.request.timeout.ms' = '30000', "
+        "'properties.isolation.level' = 'read_committed');\n")
+    (tmp_path / "sql" / "prices.sql").write_text("-- dialect: flink\nSELECT id, price FROM products WHERE price >= 5;\n")
+    query = load_project(tmp_path / "sql").query("prices")
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, home=tmp_path / "home", kafka_source=KafkaSource.SPARK)
+    assert settings.kafka_timeout_s * 1000 < 30_000
+    assert Engine(settings, spark).run(query).input_rows == 10
+    written = admin.read_all(kafka_bootstrap, query.output_topic)
+    assert sorted(json.loads(record.value)["price"] for record in written) == [5, 6, 7, 8, 9]
 
 
 def test_delta_spark_appends_merges_and_skips_a_committed_batch(spark, tmp_path):
