@@ -69,6 +69,7 @@ class QueryFailed(RuntimeError):
 
 _JAVA_CLIENT_TIMEOUT = re.compile(r"org\.apache\.kafka\.common\.errors\.TimeoutException|"
                                   r"java\.util\.concurrent\.TimeoutException: Cannot fetch record")
+
 # Errors raised inside Spark whose message is the whole story for a user.
 _OUR_ERRORS = re.compile(r"(?:[\w.]+\.)?(DataLossError|KafkaUnreachable|KafkaAuthenticationFailed|KafkaTimeoutError|NoBrokersAvailable|CheckpointIncompatible|ProduceFailed)\b:?\s*(.*)")
 
