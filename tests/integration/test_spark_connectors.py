@@ -17,6 +17,7 @@ from streamjoin.app.project import load_project
 from streamjoin.kafka import admin
 from streamjoin.kafka.records import OutRecord
 from streamjoin.settings import KafkaSource, Settings
+from tests.integration.cli_runs import write_project
 
 pytestmark = pytest.mark.integration
 
@@ -41,13 +42,11 @@ def test_a_tables_request_timeout_past_the_broker_timeout_reaches_spark_s_connec
     admin.create_topics(kafka_bootstrap, {unique_topic: 1})
     admin.produce(kafka_bootstrap, unique_topic, [OutRecord(b"p%d" % n, json.dumps({"id": f"p{n}", "price": n}).encode())
                                                   for n in range(10)])
-    (tmp_path / "sql").mkdir()
-    (tmp_path / "sql" / "sources.sql").write_text(
-        f"-- dialect: flink\nCREATE TABLE products (id STRING, price INT) WITH ('connector' = 'kafka', "
-        f"'topic' = '{unique_topic}', 'value.format' = 'json', 'properties.request.timeout.ms' = '30000', "
-        "'properties.isolation.level' = 'read_committed');\n")
-    (tmp_path / "sql" / "prices.sql").write_text("-- dialect: flink\nSELECT id, price FROM products WHERE price >= 5;\n")
-    query = load_project(tmp_path / "sql").query("prices")
+    sql = write_project(tmp_path, f"-- dialect: flink\nCREATE TABLE products (id STRING, price INT) WITH ("
+                        f"'connector' = 'kafka', 'topic' = '{unique_topic}', 'value.format' = 'json', "
+                        "'properties.request.timeout.ms' = '30000', 'properties.isolation.level' = 'read_committed');\n",
+                        {"prices": "-- dialect: flink\nSELECT id, price FROM products WHERE price >= 5;\n"})
+    query = load_project(sql).query("prices")
     settings = Settings(kafka_bootstrap=kafka_bootstrap, home=tmp_path / "home", kafka_source=KafkaSource.SPARK)
     assert settings.kafka_timeout_s * 1000 < 30_000
     assert Engine(settings, spark).run(query).input_rows == 10
