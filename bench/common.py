@@ -463,18 +463,24 @@ class StateSize:
     page_count: int
     on_disk: int  # the checkpoint's state directory: RocksDB files of every retained version
 
+    def line(self) -> str:
+        return (f"state: {mb(self.runtimes)} pickled runtimes + {mb(self.pages)} in {self.page_count:,} "
+                f"key-group pages (last committed); {mb(self.on_disk)} checkpoint state dir on disk")
+
 
 def state_size(spark, checkpoint: Path) -> StateSize:
-    """The tasks' state as last committed, read back with Spark's state data source."""
+    """The tasks' state as last committed, read back with Spark's state data source: one map state
+    a task, its pickled runtime under `RUNTIME_KEY` beside the stores' key-group pages."""
     from pyspark.sql import functions as F
 
-    def var(name: str):
-        return spark.read.format("statestore").option("stateVarName", name).load(str(checkpoint))
+    from streamjoin.spark.adapter import RUNTIME_KEY, TASK_STATE
 
-    runtimes = var("runtime").select(F.sum(F.length("value.runtime"))).first()[0] or 0
-    pages, count = var("pages").select(F.sum(F.length("user_map_value.data")), F.count("*")).first()
+    state = spark.read.format("statestore").option("stateVarName", TASK_STATE).load(str(checkpoint))
+    runtime, size = F.col("user_map_key.store") == RUNTIME_KEY[0], F.length("user_map_value.data")
+    runtimes, pages, count = state.select(F.sum(F.when(runtime, size)), F.sum(F.when(~runtime, size)),
+                                          F.count(F.when(~runtime, 1))).first()
     on_disk = sum(f.stat().st_size for f in (checkpoint / "state").rglob("*") if f.is_file())
-    return StateSize(int(runtimes), int(pages or 0), int(count), on_disk)
+    return StateSize(int(runtimes or 0), int(pages or 0), int(count), on_disk)
 
 
 def mb(size: int) -> str:

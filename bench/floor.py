@@ -28,12 +28,12 @@ import argparse
 import random
 import statistics
 import time
+from dataclasses import dataclass
 
 from common import BASE_TS, Bench, bench_session, load_average, percentiles, produce, warm_up
 from latency import FEW, PARTITIONS, measure
-from stream_joins import kafka_stream, run_hand_written
+from stream_joins import Connector, kafka_stream, run_hand_written
 
-WARMUP_S = 5
 KEYS = 100_000
 CONNECTORS = ("streamjoin_kafka", "kafka")  # streamjoin's Python source and sink; Spark's JVM ones
 
@@ -45,6 +45,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000, help="records copied (copy)")
     parser.add_argument("--rate", type=float, default=10_000, help="records per second (latency, steady)")
     parser.add_argument("--seconds", type=float, default=30, help="length of the steady phase")
+    parser.add_argument("--warmup", type=float, default=5, help="first seconds of the steady phase not counted")
     parser.add_argument("--rounds", type=int, default=15, help="rounds of the few-records case")
     args = parser.parse_args()
     interval = f"{Settings.from_env().trigger_interval_ms} milliseconds"
@@ -89,10 +90,25 @@ def events_catalog(topic: str):
                                            timestamp=None)])
 
 
-def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
-    """One continuous copy of `shape`: the steady phase's latency, then the few-record rounds."""
+@dataclass(frozen=True)
+class CopyLatency:
+    """What one continuous copy measured: the steady phase's percentiles (ms; empty when nothing
+    was read) and the few-record rounds' spans (s)."""
+
+    steady: dict
+    few: list
+
+
+def continuous_floor(bench: Bench, shape: str, interval: str, args,
+                     connector: Connector = "streamjoin_kafka") -> CopyLatency:
+    """One continuous copy of `shape` reading with `connector`: the steady phase's latency, then
+    the few-record rounds (printed, and returned for a caller that compares)."""
+    from streamjoin.spark.sources import FETCH_WAIT_MS
+
     source, output = new_topic(bench, f"{shape}_in"), new_topic(bench, f"{shape}_out")
-    rows = kafka_stream(bench, source, "streamjoin_kafka").select("key", "timestamp", "value")
+    # On Spark's connector its consumer waits as a streamjoin query's does (sources.FETCH_WAIT_MS).
+    waits = {"kafka.fetch.max.wait.ms": str(FETCH_WAIT_MS)} if connector == "kafka" else {}
+    rows = kafka_stream(bench, source, connector, waits).select("key", "timestamp", "value")
     if shape == "keyed":
         rows = keyed_step(rows)
     query = (rows.writeStream.format("streamjoin_kafka").option("kafka.bootstrap.servers", bench.bootstrap)
@@ -104,7 +120,7 @@ def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
         since = int(time.time() * 1000)
         seen = measure(bench, source, output, steady, args.rate, since, timeout_s=30)
         first = min((ts for ts, _ in seen), default=since)
-        counted = [read - ts for ts, read in seen if ts >= first + WARMUP_S * 1000]
+        counted = [read - ts for ts, read in seen if ts >= first + args.warmup * 1000]
         time.sleep(1)  # outputs go out before their batch ends: let the last one report
         steady_batches = batch_durations(query)
         few, spans = encoded(b"f", FEW), []
@@ -118,12 +134,13 @@ def continuous_floor(bench: Bench, shape: str, interval: str, args) -> None:
     finally:
         query.stop()
     figures = percentiles(counted) if counted else {}
-    print(f"  {shape}: steady {len(seen):,} of {len(steady):,} read, "
+    print(f"  {shape} ({connector}): steady {len(seen):,} of {len(steady):,} read, "
           + ", ".join(f"{name} {ms / 1000:.3f} s" for name, ms in figures.items())
           + f"; batches with input {len(steady_batches)}, triggerExecution mean {mean_s(steady_batches)}")
-    print(f"  {shape}: few records, {len(spans)} of {args.rounds} rounds complete: median "
+    print(f"  {shape} ({connector}): few records, {len(spans)} of {args.rounds} rounds complete: median "
           + (f"{statistics.median(spans):.3f} s (min {min(spans):.3f}, max {max(spans):.3f})" if spans else "-")
           + f"; triggerExecution mean {mean_s(few_batches)}")
+    return CopyLatency(figures, spans)
 
 
 def encoded(prefix: bytes, count: int) -> list[tuple[int, bytes, bytes]]:

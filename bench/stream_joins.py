@@ -36,9 +36,9 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from common import (BASE_TS, Agreement, Bench, Timed, WorkerMemory, bench_session, compile_query,
+from common import (BASE_TS, Agreement, Bench, StateSize, Timed, WorkerMemory, bench_session, compile_query,
                     create_topics, json_rows, load_average, output_records, print_profile, produce,
-                    row_differences, run_pyflink, run_streamjoin, streaming_vs_batch,
+                    row_differences, run_pyflink, run_streamjoin, state_size, streaming_vs_batch,
                     topic_count, warm_up)
 
 FULL_EVENTS, DEFAULT_EVENTS = 1_000_000, 500_000
@@ -47,8 +47,9 @@ SPAN_MS = 10 * HOUR_MS
 PARTITIONS = 2  # one task per core
 
 
-def source(bench: Bench, name: str, kind: str, columns: dict) -> dict:
-    return dict(name=name, kind=kind, topic=bench.name(name), partitions=PARTITIONS, key=["id"],
+def source(bench: Bench, name: str, kind: str, columns: dict, tag: str = "") -> dict:
+    """A source declaration; its topic is the run's, with `tag` for another copy in the run."""
+    return dict(name=name, kind=kind, topic=bench.name(name + tag), partitions=PARTITIONS, key=["id"],
                 columns=columns, timestamp=None)
 
 
@@ -58,10 +59,10 @@ Connector = Literal["kafka", "streamjoin_kafka"]
 HAND_WRITTEN: Connector = "kafka"
 
 
-def kafka_stream(bench: Bench, topic: str, connector: Connector = HAND_WRITTEN):
+def kafka_stream(bench: Bench, topic: str, connector: Connector = HAND_WRITTEN, options: dict | None = None):
     return (bench.spark.readStream.format(connector)
             .option("kafka.bootstrap.servers", bench.bootstrap).option("subscribe", topic)
-            .option("startingOffsets", "earliest").load())
+            .option("startingOffsets", "earliest").options(**(options or {})).load())
 
 
 def run_hand_written(bench: Bench, joined, topic: str, input_records: int,
@@ -88,6 +89,7 @@ class Workload:
 
     streamjoin: Timed
     streamjoin_memory: WorkerMemory
+    state: StateSize  # the streamjoin run's tasks' state, as last committed
     hand: Timed
     hand_memory: WorkerMemory
     batch: Agreement
@@ -99,12 +101,27 @@ class Workload:
 
 # --- (a) stream-table enrichment ----------------------------------------------------------------
 
-def enrichment(bench: Bench, events: int) -> Workload:
-    users, clicks = max(events // 10, 1), events
-    sources = [source(bench, "clicks", "stream", {"id": "STRING", "amount": "BIGINT"}),
-               source(bench, "users", "table", {"id": "STRING", "name": "STRING", "region": "STRING"})]
+@dataclass(frozen=True)
+class Inputs:
+    """A workload's compiled query, its input topics as produced, and what was produced."""
+
+    queries: list
+    sources: list[dict]
+    produced: int
+
+    @property
+    def topics(self) -> list[str]:
+        return [s["topic"] for s in self.sources]
+
+
+def enrichment_inputs(bench: Bench, events: int, table_keys: int | None = None, tag: str = "") -> Inputs:
+    """`events` clicks over a table of `table_keys` users (default events/10), table first; the
+    topics' names end in `tag`."""
+    users, clicks = table_keys or max(events // 10, 1), events
+    sources = [source(bench, "clicks", "stream", {"id": "STRING", "amount": "BIGINT"}, tag),
+               source(bench, "users", "table", {"id": "STRING", "name": "STRING", "region": "STRING"}, tag)]
     queries, catalog = compile_query(
-        f"CREATE STREAM {bench.name('enriched')} AS SELECT c.id AS id, c.amount AS amount, "
+        f"CREATE STREAM {bench.name('enriched' + tag)} AS SELECT c.id AS id, c.amount AS amount, "
         f"u.name AS name, u.region AS region FROM clicks c LEFT JOIN users u ON c.id = u.id "
         f"EMIT CHANGES;", sources)
     create_topics(bench, queries)
@@ -115,22 +132,27 @@ def enrichment(bench: Bench, events: int) -> Workload:
     produced += produce(bench, catalog, "clicks", ((f"u{rng.randrange(users)}", {"amount": n},
                                                     BASE_TS + users + n) for n in range(clicks)))
     print(f"(a) produced {users:,} users + {clicks:,} clicks in {time.perf_counter() - started:,.1f} s")
-    return all_engines(bench, queries, hand_written_enrichment(bench, sources), "enriched", produced,
-                       "enrichment", [s["topic"] for s in sources])
+    return Inputs(queries, sources, produced)
 
 
-def all_engines(bench: Bench, queries, hand_written, output: str, produced: int, workload: str,
-                inputs: list[str]) -> Workload:
+def enrichment(bench: Bench, events: int) -> Workload:
+    inputs = enrichment_inputs(bench, events)
+    return all_engines(bench, inputs, hand_written_enrichment(bench, inputs.sources), "enriched", "enrichment")
+
+
+def all_engines(bench: Bench, inputs: Inputs, hand_written, output: str, workload: str) -> Workload:
     """streamjoin's run, the hand-written job on the same topics, streamjoin's query again in batch
     mode, then PyFlink on the same topics; every engine's output rows; last, streamjoin's run
     again with a Delta output beside its topic (after the comparisons: it writes the topic again)."""
+    queries, produced = inputs.queries, inputs.produced
     with WorkerMemory() as streamjoin_memory:
-        streamjoin, _ = run_streamjoin(bench, queries)
+        streamjoin, checkpoints = run_streamjoin(bench, queries)
     check_read(streamjoin, produced)
+    state = state_size(bench.spark, checkpoints[-1])
     with WorkerMemory() as hand_memory:
         hand = run_hand_written(bench, hand_written, bench.name(f"{output}_spark"), produced)
     batch = streaming_vs_batch(bench, queries)
-    flink = run_pyflink(bench, workload, inputs, bench.name(f"{output}_flink"), produced)
+    flink = run_pyflink(bench, workload, inputs.topics, bench.name(f"{output}_flink"), produced)
     # The rows without their timestamps (each engine stamps its own way; the counts and the
     # streaming == batch check cover the rest).
     ours = batch.streaming if len(queries) == 1 else output_records(bench, queries[-1].sink.topic)
@@ -142,7 +164,7 @@ def all_engines(bench: Bench, queries, hand_written, output: str, produced: int,
     with WorkerMemory() as delta_memory:
         with_delta, _ = run_streamjoin(bench, queries, delta=bench.work_dir / "delta" / output)
     check_read(with_delta, produced)
-    return Workload(streamjoin, streamjoin_memory, hand, hand_memory, batch, flink, differences,
+    return Workload(streamjoin, streamjoin_memory, state, hand, hand_memory, batch, flink, differences,
                     with_delta, delta_memory)
 
 
@@ -168,12 +190,14 @@ def hand_written_enrichment(bench: Bench, sources: list[dict]):
 
 # --- (b) stream-stream interval join ------------------------------------------------------------
 
-def interval(bench: Bench, events: int) -> Workload:
+def interval_inputs(bench: Bench, events: int, tag: str = "") -> Inputs:
+    """`events` orders and payments, half each, over 10 hours of event time, events/10 ids; the
+    topics' names end in `tag`."""
     per_side, ids = max(events // 2, 1), max(events // 10, 1)
-    sources = [source(bench, "orders", "stream", {"id": "STRING", "v": "BIGINT"}),
-               source(bench, "payments", "stream", {"id": "STRING", "v": "BIGINT"})]
+    sources = [source(bench, "orders", "stream", {"id": "STRING", "v": "BIGINT"}, tag),
+               source(bench, "payments", "stream", {"id": "STRING", "v": "BIGINT"}, tag)]
     queries, catalog = compile_query(
-        f"CREATE STREAM {bench.name('matched')} AS SELECT o.id AS id, o.v AS ov, p.v AS pv "
+        f"CREATE STREAM {bench.name('matched' + tag)} AS SELECT o.id AS id, o.v AS ov, p.v AS pv "
         f"FROM orders o INNER JOIN payments p WITHIN 1 HOURS ON o.id = p.id EMIT CHANGES;", sources)
     create_topics(bench, queries)
     rng = random.Random(2)
@@ -185,8 +209,12 @@ def interval(bench: Bench, events: int) -> Workload:
                                                    for n in range(per_side)))
     print(f"(b) produced {per_side:,} orders + {per_side:,} payments over 10 h, {ids:,} ids, in "
           f"{time.perf_counter() - started:,.1f} s")
-    return all_engines(bench, queries, hand_written_interval(bench, sources), "matched", produced,
-                       "interval", [s["topic"] for s in sources])
+    return Inputs(queries, sources, produced)
+
+
+def interval(bench: Bench, events: int) -> Workload:
+    inputs = interval_inputs(bench, events)
+    return all_engines(bench, inputs, hand_written_interval(bench, inputs.sources), "matched", "interval")
 
 
 def hand_written_interval(bench: Bench, sources: list[dict]):
@@ -233,6 +261,7 @@ def report(label: str, result: Workload) -> None:
           + f"; {result.rows}")
     print(f"  {result.batch.line()}")
     print(f"  streamjoin run: {result.streamjoin_memory.line()}")
+    print(f"  streamjoin run's {result.state.line()}")
     print(f"  hand-written run: {result.hand_memory.line()}")
     print(f"  streamjoin + Delta run: {result.delta_memory.line()}")
     print_profile(result.streamjoin.profile or {})

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from common import (BASE_TS, Agreement, Bench, StateSize, Timed, WorkerMemory, bench_session, compile_query,
-                    create_topics, load_average, mb, produce, run_streamjoin, state_size, streaming_vs_batch,
+                    create_topics, load_average, produce, run_streamjoin, state_size, streaming_vs_batch,
                     warm_up)
 
 TOUCH = 1_000
@@ -140,8 +140,7 @@ def report(label: str, result: Result) -> None:
     print(f"{label}\n"
           f"  {timed.rate:>9,.0f} updates/s  ({timed.input_records:,} in, {timed.output_records:,} out, "
           f"{timed.seconds:,.1f} s)\n"
-          f"  state: {mb(state.runtimes)} pickled runtimes + {mb(state.pages)} in {state.page_count:,} "
-          f"key-group pages (last committed); {mb(state.on_disk)} checkpoint state dir on disk\n"
+          f"  {state.line()}\n"
           f"  {result.memory.line()}\n"
           f"  {result.batch.line()}\n"
           f"  {TOUCH:,} more updates: {loaded.seconds:,.1f} s against that state vs {empty.seconds:,.1f} s "

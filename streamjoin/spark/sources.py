@@ -19,7 +19,8 @@ earliest offset).
 
 Both take the same `kafka.*` options; for the Java client a SASL user and password become its
 `sasl.jaas.config`, streamjoin's own options become Spark's (`failOnDataLoss`), the broker timeout
-bounds its waits, and it reads committed records only, as librdkafka does.
+bounds its waits, a fetch with nothing new comes back after FETCH_WAIT_MS, and it reads committed
+records only, as librdkafka does.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ _TIMEOUT = "kafka.bootstrap.timeout.ms"  # streamjoin's broker timeout (kafka.cl
 # transactions too (a query's exactly-once output is a transactional topic).
 _ISOLATION = "kafka.isolation.level"
 _REQUEST = "kafka.request.timeout.ms"  # a table may give it ('properties.request.timeout.ms')
+# How long the broker may hold a fetch that finds nothing new (Kafka's default: 500 ms). A task's
+# consumer comes from Spark's pool with a fetch still out from its last range, and with nothing
+# newer on the partition the broker keeps it the whole wait: a few-record micro-batch's source
+# tasks took ~550 ms each at 500 ms, ~65 ms at 10 ms (docs/operations.md, "Latency").
+FETCH_WAIT_MS = 10
+_FETCH_WAIT = "kafka.fetch.max.wait.ms"
 _OURS = (_TIMEOUT, "streamjoin.onDataLoss")  # no Java client or Spark option
 
 
@@ -107,7 +114,7 @@ def spark_connector_options(options: dict[str, str]) -> dict[str, str]:
     """`options` (what streamjoin_kafka takes) as Spark's Kafka connector takes them."""
     spark = {name: value for name, value in options.items() if name not in _OURS + (_USER, _PASSWORD)}
     spark["failOnDataLoss"] = "false" if options.get("streamjoin.onDataLoss") == "earliest" else "true"
-    defaults = {_ISOLATION: "read_committed", **_waits(options)}
+    defaults = {_ISOLATION: "read_committed", _FETCH_WAIT: str(FETCH_WAIT_MS), **_waits(options)}
     spark.update({name: value for name, value in defaults.items() if name not in options})
     if options.get(_USER) and _JAAS not in options:
         module = _LOGIN_MODULES.get(options.get(_MECHANISM, "PLAIN").upper())

@@ -1,7 +1,7 @@
 """Which Kafka source a run reads with, and streamjoin's `kafka.*` options as Spark's own Kafka
 connector (a Java client) takes them: a SASL user and password become the Java client's login
 (`sasl.jaas.config`), the data-loss choice becomes `failOnDataLoss`, the broker timeout bounds the
-client's waits, streamjoin's own options go."""
+client's waits, a fetch with nothing new comes back at once, streamjoin's own options go."""
 
 from __future__ import annotations
 
@@ -43,9 +43,11 @@ def test_the_source_a_query_reads_with_on_its_brokers(wanted, tansu, expected):
 BASE = {"kafka.bootstrap.servers": "b1:9092,b2:9092", "kafka.bootstrap.timeout.ms": "10000",
         "startingOffsets": "earliest"}
 # The Java client's waits from streamjoin's 10 s timeout (half each for the poll and the position
-# lookup after it), and read_committed, as librdkafka reads.
+# lookup after it), read_committed, as librdkafka reads, and a fetch that finds nothing new answered
+# after 10 ms, not Kafka's 500 (a few-record batch's source tasks waited it out).
 JAVA = {"kafkaConsumer.pollTimeoutMs": "5000", "kafka.default.api.timeout.ms": "5000",
-        "kafka.request.timeout.ms": "5000", "fetchOffset.numRetries": "1", "kafka.isolation.level": "read_committed"}
+        "kafka.request.timeout.ms": "5000", "fetchOffset.numRetries": "1", "kafka.isolation.level": "read_committed",
+        "kafka.fetch.max.wait.ms": "10"}
 
 
 @pytest.mark.parametrize("options, expected", [
@@ -73,9 +75,14 @@ JAVA = {"kafkaConsumer.pollTimeoutMs": "5000", "kafka.default.api.timeout.ms": "
     ({**BASE, "kafka.request.timeout.ms": "1000"},
      {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
       "kafka.request.timeout.ms": "1000"}),
+    # a fetch wait the query's table gives ('properties.fetch.max.wait.ms') wins
+    ({**BASE, "kafka.fetch.max.wait.ms": "200"},
+     {**JAVA, "kafka.bootstrap.servers": "b1:9092,b2:9092", "startingOffsets": "earliest", "failOnDataLoss": "true",
+      "kafka.fetch.max.wait.ms": "200"}),
     # no broker timeout given: the Java client's own waits
     ({"kafka.bootstrap.servers": "b1:9092"},
-     {"kafka.bootstrap.servers": "b1:9092", "failOnDataLoss": "true", "kafka.isolation.level": "read_committed"}),
+     {"kafka.bootstrap.servers": "b1:9092", "failOnDataLoss": "true", "kafka.isolation.level": "read_committed",
+      "kafka.fetch.max.wait.ms": "10"}),
 ])
 def test_options_as_spark_kafka_connector_takes_them(options, expected):
     assert spark_connector_options(options) == expected
