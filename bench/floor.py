@@ -19,7 +19,8 @@ target of issue 14 can be set against what Spark reaches before any streamjoin c
 
 Targets (issue 14): enrichment >= 100k events/s and interval >= 50k Kafka -> Kafka; p99 < 1 s at
 10k ev/s; a few records through in < 0.5 s.
-Usage: python bench/floor.py [--records 1000000] [--rate 10000] [--seconds 30] [--rounds 15] (~5 min)
+Usage: python bench/floor.py [--records 1000000] [--rate 10000] [--seconds 30] [--warmup 5] [--rounds 15]
+(~5 min)
 """
 
 from __future__ import annotations
@@ -100,12 +101,13 @@ class CopyLatency:
 
 
 def continuous_floor(bench: Bench, shape: str, interval: str, args,
-                     connector: Connector = "streamjoin_kafka") -> CopyLatency:
-    """One continuous copy of `shape` reading with `connector`: the steady phase's latency, then
-    the few-record rounds (printed, and returned for a caller that compares)."""
+                     connector: Connector = "streamjoin_kafka", tag: str = "") -> CopyLatency:
+    """One continuous copy of `shape` reading with `connector` (its topics and checkpoint named
+    with `tag`): the steady phase's latency, then the few-record rounds (printed, and returned for
+    a caller that compares)."""
     from streamjoin.spark.sources import FETCH_WAIT_MS
 
-    source, output = new_topic(bench, f"{shape}_in"), new_topic(bench, f"{shape}_out")
+    source, output = new_topic(bench, f"{shape}{tag}_in"), new_topic(bench, f"{shape}{tag}_out")
     # On Spark's connector its consumer waits as a streamjoin query's does (sources.FETCH_WAIT_MS).
     waits = {"kafka.fetch.max.wait.ms": str(FETCH_WAIT_MS)} if connector == "kafka" else {}
     rows = kafka_stream(bench, source, connector, waits).select("key", "timestamp", "value")
@@ -123,13 +125,7 @@ def continuous_floor(bench: Bench, shape: str, interval: str, args,
         counted = [read - ts for ts, read in seen if ts >= first + args.warmup * 1000]
         time.sleep(1)  # outputs go out before their batch ends: let the last one report
         steady_batches = batch_durations(query)
-        few, spans = encoded(b"f", FEW), []
-        for round_ in range(args.rounds):
-            time.sleep(1.5 + random.Random(round_).random())  # a different point of the trigger cycle
-            got = measure(bench, source, output, few, 1e9, int(time.time() * 1000), timeout_s=10)
-            if len(got) == FEW:
-                spans.append((max(read for _, read in got) - min(ts for ts, _ in got)) / 1000)
-        time.sleep(1)  # the last round's batch reports its progress when it ends
+        spans = few_record_rounds(bench, source, output, args.rounds)
         few_batches = batch_durations(query)[len(steady_batches):]
     finally:
         query.stop()
@@ -141,6 +137,55 @@ def continuous_floor(bench: Bench, shape: str, interval: str, args,
           + (f"{statistics.median(spans):.3f} s (min {min(spans):.3f}, max {max(spans):.3f})" if spans else "-")
           + f"; triggerExecution mean {mean_s(few_batches)}")
     return CopyLatency(figures, spans)
+
+
+def few_record_rounds(bench: Bench, source: str, output: str, rounds: int) -> list[float]:
+    """FEW records at once, `rounds` times: seconds from the first produced to the last read."""
+    few, spans = encoded(b"f", FEW), []
+    for round_ in range(rounds):
+        time.sleep(1.5 + random.Random(round_).random())  # a different point of the trigger cycle
+        got = measure(bench, source, output, few, 1e9, int(time.time() * 1000), timeout_s=10)
+        if len(got) == FEW:
+            spans.append((max(read for _, read in got) - min(ts for ts, _ in got)) / 1000)
+    time.sleep(1)  # the last round's batch reports its progress when it ends
+    return spans
+
+
+# --- the keyed copy beside streamjoin's query (bench/latency.py) ---------------------------------
+
+WARM_S = 15  # the JVM warm-up before anything is measured (`warm_keyed_copy`)
+
+
+def copy_connector(source) -> Connector:
+    """The connector the keyed copy reads with: the one streamjoin's query reads with (`source`,
+    a `streamjoin.settings.KafkaSource`)."""
+    from streamjoin.settings import KafkaSource
+
+    return "kafka" if source is KafkaSource.SPARK else "streamjoin_kafka"
+
+
+def warm_keyed_copy(bench: Bench, args, source) -> None:
+    """The keyed copy at the rate for WARM_S, not compared: whichever query runs first in a session
+    runs on a JVM that has not compiled the source, shuffle and Python-step code both use yet
+    (measured: the copy's p99 1.28 s run first, 0.76 s run after streamjoin's query)."""
+    print(f"JVM warm-up, not compared: the keyed copy at {args.rate:,.0f} records/s for {WARM_S:g} s")
+    short = argparse.Namespace(**{**vars(args), "seconds": WARM_S, "warmup": 0, "rounds": 0})
+    continuous_floor(bench, "keyed", args.interval, short, copy_connector(source), tag="_warm")
+
+
+def against_keyed_copy(bench: Bench, args, source, ours: dict, spans: list[float]) -> None:
+    """The keyed copy's two phases on the connector streamjoin read with, and the ratios."""
+    connector = copy_connector(source)
+    print(f"keyed copy (bench/floor.py) on {connector!r}, same rate, length and rounds:")
+    copy = continuous_floor(bench, "keyed", args.interval, args, connector)
+    if ours and copy.steady:
+        ratio = ours["p99"] / copy.steady["p99"]
+        print(f"  p99 streamjoin / keyed copy: {ours['p99'] / 1000:.3f} / {copy.steady['p99'] / 1000:.3f} s = "
+              f"{ratio:.2f}x (target <= 1.2x: {'met' if ratio <= 1.2 else 'NOT met'})")
+    if spans and copy.few:
+        ours_few, theirs = statistics.median(spans), statistics.median(copy.few)
+        print(f"  few records, median streamjoin / keyed copy: {ours_few:.3f} / {theirs:.3f} s = "
+              f"{ours_few / theirs:.2f}x")
 
 
 def encoded(prefix: bytes, count: int) -> list[tuple[int, bytes, bytes]]:

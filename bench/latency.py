@@ -19,8 +19,8 @@ Then the query stops and its output is checked against the same query in batch m
 `bench/floor.py`'s keyed copy (source -> a keyed transformWithStateInPandas step that only hands
 rows on -> sink: the shape of every streamjoin query with none of its work) runs the same two
 phases on the same connector, in the same session, so streamjoin's figures are set against it.
-Before anything is measured the copy runs WARM_S s at the rate, uncounted: the first query of a
-session runs on a JVM that has not compiled the code the two share.
+Before anything is measured the copy runs 15 s at the rate, uncounted (`floor.warm_keyed_copy`):
+the first query of a session runs on a JVM that has not compiled the code the two share.
 
 Targets: p99 at 10k ev/s <= 1.2x the keyed copy's (issue 37); p99 < 1 s, a few records through in
 < 0.5 s (issue 14).
@@ -46,7 +46,6 @@ from common import (BASE_TS, Bench, bench_session, compile_query, cpu_seconds, c
 
 PARTITIONS = 2
 FEW = 5
-WARM_S = 15  # the JVM warm-up before anything is measured (`warm_keyed_copy`)
 IDLE_S = 5
 
 
@@ -167,6 +166,7 @@ class Running:
 
 
 def main() -> None:
+    from floor import against_keyed_copy, warm_keyed_copy  # here: floor imports this module
     from streamjoin.settings import Settings
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -182,6 +182,8 @@ def main() -> None:
 
     with bench_session("streamjoin-bench-latency") as bench:
         print(f"broker {bench.bootstrap}; {PARTITIONS} partitions per topic; {load_average()}")
+        # Keep every batch's progress (Spark keeps the last 100 by default).
+        bench.spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
         warm_up(bench)
         sources = [dict(name="clicks", kind="stream", topic=bench.name("clicks"), partitions=PARTITIONS,
                         key=["id"], columns={"id": "STRING", "amount": "BIGINT"}, timestamp=None),
@@ -196,8 +198,9 @@ def main() -> None:
         steady = encoded_clicks(catalog, int(args.rate * args.seconds), args.users, seed=1)
         few = encoded_clicks(catalog, FEW * args.rounds, args.users, seed=2)
 
-        warm_keyed_copy(bench, args)
-        running = start_query(bench, query, sources[0]["topic"], args.interval, args.users)
+        source = Settings.from_env().kafka_source
+        warm_keyed_copy(bench, args, source)
+        running = start_query(bench, query, sources[0]["topic"], args.interval, args.users, source)
         try:
             time.sleep(2)
             idle_cost(running)
@@ -215,55 +218,18 @@ def main() -> None:
         if running.query.exception() is not None:
             raise RuntimeError(f"the query failed: {running.query.exception()}")
         print(f"  {streaming_vs_batch(bench, [query]).line()}")
-        against_keyed_copy(bench, args, ours, spans)
+        against_keyed_copy(bench, args, source, ours, spans)
         print(f"done; {load_average()}")
 
 
-def copy_connector():
-    """The connector the keyed copy reads with: the one streamjoin's query reads with."""
-    from streamjoin.settings import KafkaSource, Settings
-
-    return "kafka" if Settings.from_env().kafka_source is KafkaSource.SPARK else "streamjoin_kafka"
-
-
-def warm_keyed_copy(bench: Bench, args) -> None:
-    """The keyed copy at the rate for WARM_S, not compared: whichever query runs first in a session
-    runs on a JVM that has not compiled the source, shuffle and Python-step code both use yet
-    (measured: the copy's p99 1.28 s run first, 0.76 s run after streamjoin's query)."""
-    from floor import continuous_floor
-
-    print(f"JVM warm-up, not compared: the keyed copy at {args.rate:,.0f} records/s for {WARM_S:g} s")
-    continuous_floor(bench, "keyed", args.interval, argparse.Namespace(**{**vars(args), "seconds": WARM_S,
-                                                                          "warmup": 0, "rounds": 0}),
-                     copy_connector())
-
-
-def against_keyed_copy(bench: Bench, args, ours: dict, spans: list[float]) -> None:
-    """The keyed copy's two phases on the connector streamjoin read with, and the ratios."""
-    from floor import continuous_floor
-
-    connector = copy_connector()
-    print(f"keyed copy (bench/floor.py) on {connector!r}, same rate, length and rounds:")
-    copy = continuous_floor(bench, "keyed", args.interval, args, connector)
-    if ours and copy.steady:
-        ratio = ours["p99"] / copy.steady["p99"]
-        print(f"  p99 streamjoin / keyed copy: {ours['p99'] / 1000:.3f} / {copy.steady['p99'] / 1000:.3f} s = "
-              f"{ratio:.2f}x (target <= 1.2x: {'met' if ratio <= 1.2 else 'NOT met'})")
-    if spans and copy.few:
-        ours_few, theirs = statistics.median(spans), statistics.median(copy.few)
-        print(f"  few records, median streamjoin / keyed copy: {ours_few:.3f} / {theirs:.3f} s = "
-              f"{ours_few / theirs:.2f}x")
-
-
-def start_query(bench: Bench, query, clicks_topic: str, interval: str, users: int) -> Running:
-    """The query under a processing-time trigger, once its first batches have loaded the table."""
+def start_query(bench: Bench, query, clicks_topic: str, interval: str, users: int, source) -> Running:
+    """The query under a processing-time trigger, reading with `source` (a KafkaSource), once its
+    first batches have loaded the table."""
     from streamjoin.runtime.report import RunReport
     from streamjoin.spark.query import streaming_run
 
-    # Keep every batch's progress (Spark keeps the last 100 by default).
-    bench.spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
     run = streaming_run(query, {"kafka.bootstrap.servers": bench.bootstrap}, bench.client_config,
-                        bench.work_dir / "checkpoints" / query.name)
+                        bench.work_dir / "checkpoints" / query.name, source=source)
     report = RunReport(query=query.name, output_topic=query.sink.topic)
     started = time.perf_counter()
     running = Running(run.start(bench.spark, {"processingTime": interval}), run, report, clicks_topic,

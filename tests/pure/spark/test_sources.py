@@ -1,7 +1,7 @@
 """Which Kafka source a run reads with, and streamjoin's `kafka.*` options as Spark's own Kafka
 connector (a Java client) takes them: a SASL user and password become the Java client's login
 (`sasl.jaas.config`), the data-loss choice becomes `failOnDataLoss`, the broker timeout bounds the
-client's waits, a fetch with nothing new comes back at once, streamjoin's own options go."""
+client's waits, a fetch with nothing new comes back after 10 ms, streamjoin's own options go."""
 
 from __future__ import annotations
 
