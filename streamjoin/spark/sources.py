@@ -50,7 +50,8 @@ _REQUEST = "kafka.request.timeout.ms"  # a table may give it ('properties.reques
 # How long the broker may hold a fetch that finds nothing new (Kafka's default: 500 ms). A task's
 # consumer comes from Spark's pool with a fetch still out from its last range, and with nothing
 # newer on the partition the broker keeps it the whole wait: a few-record micro-batch's source
-# tasks took ~550 ms each at 500 ms, ~65 ms at 10 ms (docs/operations.md, "Latency").
+# tasks took ~550 ms each at 500 ms, ~65 ms at 10 ms (docs/operations.md, "Latency on Spark's
+# connector").
 FETCH_WAIT_MS = 10
 _FETCH_WAIT = "kafka.fetch.max.wait.ms"
 _OURS = (_TIMEOUT, "streamjoin.onDataLoss")  # no Java client or Spark option
