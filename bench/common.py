@@ -483,5 +483,22 @@ def state_size(spark, checkpoint: Path) -> StateSize:
     return StateSize(int(runtimes or 0), int(pages or 0), int(count), on_disk)
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A streamjoin run with its Python workers' memory and the state it left."""
+
+    timed: Timed
+    memory: WorkerMemory
+    state: StateSize
+
+
+def measured_streamjoin(bench: Bench, queries) -> Measured:
+    """`run_streamjoin` (Kafka to Kafka) with the workers' memory sampled throughout, then the
+    tasks' state as the run committed it."""
+    with WorkerMemory() as memory:
+        timed, checkpoints = run_streamjoin(bench, queries)
+    return Measured(timed, memory, state_size(bench.spark, checkpoints[-1]))
+
+
 def mb(size: int) -> str:
     return f"{size / 1e6:,.1f} MB"

@@ -24,23 +24,20 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from common import StateSize, Timed, WorkerMemory, bench_session, load_average, mb, run_streamjoin, state_size, warm_up
+from common import Measured, WorkerMemory, bench_session, load_average, mb, measured_streamjoin, warm_up
 from stream_joins import PARTITIONS, Inputs, check_read, enrichment_inputs, interval_inputs
 
 
 @dataclass(frozen=True)
 class Point:
     factor: int
-    timed: Timed
-    memory: WorkerMemory
-    state: StateSize
+    run: Measured
 
 
 def measure(bench, inputs: Inputs, factor: int) -> Point:
-    with WorkerMemory() as memory:
-        timed, checkpoints = run_streamjoin(bench, inputs.queries)
-    check_read(timed, inputs.produced)
-    return Point(factor, timed, memory, state_size(bench.spark, checkpoints[-1]))
+    run = measured_streamjoin(bench, inputs.queries)
+    check_read(run.timed, inputs.produced)
+    return Point(factor, run)
 
 
 def peak_one(memory: WorkerMemory) -> int:
@@ -54,21 +51,23 @@ def ratio(now: float, then: float) -> str:
 def report(label: str, points: list[Point]) -> None:
     print(label)
     for point in points:
-        timed, state = point.timed, point.state
+        timed, state = point.run.timed, point.run.state
         print(f"  x{point.factor}: {timed.input_records:,} in, {timed.output_records:,} out, {timed.seconds:,.1f} s, "
-              f"{timed.rate:,.0f} events/s; Python workers' RSS at peak {mb(point.memory.peak_total)} together, "
-              f"{mb(peak_one(point.memory))} in one process (VmHWM); state {mb(state.runtimes + state.pages)} "
+              f"{timed.rate:,.0f} events/s; Python workers' RSS at peak {mb(point.run.memory.peak_total)} together, "
+              f"{mb(peak_one(point.run.memory))} in one process (VmHWM); state {mb(state.runtimes + state.pages)} "
               f"({state.page_count:,} pages), {mb(state.on_disk)} on disk")
     base = points[0]
     for point in points[1:]:
-        grew = point.factor / base.factor
-        figures = {"time": (point.timed.seconds, base.timed.seconds),
-                   "workers' RSS together": (point.memory.peak_total, base.memory.peak_total),
-                   "one process": (peak_one(point.memory), peak_one(base.memory)),
-                   "state": (point.state.runtimes + point.state.pages, base.state.runtimes + base.state.pages),
-                   "on disk": (point.state.on_disk, base.state.on_disk)}
-        print(f"  x{point.factor} against x{base.factor} (input {grew:g}x): "
-              + ", ".join(f"{name} {ratio(*pair)}" for name, pair in figures.items()))
+        now, then = growth_figures(point.run), growth_figures(base.run)
+        print(f"  x{point.factor} against x{base.factor} (input {point.factor / base.factor:g}x): "
+              + ", ".join(f"{name} {ratio(now[name], then[name])}" for name in now))
+
+
+def growth_figures(run: Measured) -> dict[str, float]:
+    """What `report` sets against the first factor's run."""
+    return {"time": run.timed.seconds, "workers' RSS together": run.memory.peak_total,
+            "one process": peak_one(run.memory), "state": run.state.runtimes + run.state.pages,
+            "on disk": run.state.on_disk}
 
 
 def main() -> None:

@@ -38,7 +38,7 @@ from typing import Literal
 
 from common import (BASE_TS, Agreement, Bench, StateSize, Timed, WorkerMemory, bench_session, compile_query,
                     create_topics, json_rows, load_average, output_records, print_profile, produce,
-                    row_differences, run_pyflink, run_streamjoin, state_size, streaming_vs_batch,
+                    row_differences, run_pyflink, run_streamjoin, measured_streamjoin, streaming_vs_batch,
                     topic_count, warm_up)
 
 FULL_EVENTS, DEFAULT_EVENTS = 1_000_000, 500_000
@@ -145,18 +145,16 @@ def all_engines(bench: Bench, inputs: Inputs, hand_written, output: str, workloa
     mode, then PyFlink on the same topics; every engine's output rows; last, streamjoin's run
     again with a Delta output beside its topic (after the comparisons: it writes the topic again)."""
     queries, produced = inputs.queries, inputs.produced
-    with WorkerMemory() as streamjoin_memory:
-        streamjoin, checkpoints = run_streamjoin(bench, queries)
-    check_read(streamjoin, produced)
-    state = state_size(bench.spark, checkpoints[-1])
+    ours = measured_streamjoin(bench, queries)
+    check_read(ours.timed, produced)
     with WorkerMemory() as hand_memory:
         hand = run_hand_written(bench, hand_written, bench.name(f"{output}_spark"), produced)
     batch = streaming_vs_batch(bench, queries)
     flink = run_pyflink(bench, workload, inputs.topics, bench.name(f"{output}_flink"), produced)
     # The rows without their timestamps (each engine stamps its own way; the counts and the
     # streaming == batch check cover the rest).
-    ours = batch.streaming if len(queries) == 1 else output_records(bench, queries[-1].sink.topic)
-    rows = {"streamjoin": json_rows(ours),
+    streamed = batch.streaming if len(queries) == 1 else output_records(bench, queries[-1].sink.topic)
+    rows = {"streamjoin": json_rows(streamed),
             "hand-written PySpark": json_rows(output_records(bench, bench.name(f"{output}_spark")))}
     if isinstance(flink, Timed):
         rows["PyFlink"] = json_rows(output_records(bench, bench.name(f"{output}_flink")))
@@ -164,7 +162,7 @@ def all_engines(bench: Bench, inputs: Inputs, hand_written, output: str, workloa
     with WorkerMemory() as delta_memory:
         with_delta, _ = run_streamjoin(bench, queries, delta=bench.work_dir / "delta" / output)
     check_read(with_delta, produced)
-    return Workload(streamjoin, streamjoin_memory, state, hand, hand_memory, batch, flink, differences,
+    return Workload(ours.timed, ours.memory, ours.state, hand, hand_memory, batch, flink, differences,
                     with_delta, delta_memory)
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from common import (BASE_TS, Agreement, Bench, StateSize, Timed, WorkerMemory, bench_session, compile_query,
-                    create_topics, load_average, produce, run_streamjoin, state_size, streaming_vs_batch,
+                    create_topics, load_average, measured_streamjoin, produce, run_streamjoin, streaming_vs_batch,
                     warm_up)
 
 TOUCH = 1_000
@@ -84,9 +84,8 @@ class Result:
 def measured_run(bench: Bench, queries) -> tuple[Timed, StateSize, WorkerMemory, Agreement]:
     """The query over everything produced so far, its state, its workers' memory, and the same
     query in batch mode over the same inputs."""
-    with WorkerMemory() as memory:
-        timed, checkpoints = run_streamjoin(bench, queries)
-    return timed, state_size(bench.spark, checkpoints[-1]), memory, streaming_vs_batch(bench, queries)
+    run = measured_streamjoin(bench, queries)
+    return run.timed, run.state, run.memory, streaming_vs_batch(bench, queries)
 
 
 def primary_key(bench: Bench, updates: int) -> Result:
