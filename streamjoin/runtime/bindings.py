@@ -1,7 +1,7 @@
 """Where a task's records enter its pipeline (`Entry`) and how its results leave it
 (`SinkBinding`): configuration fixed at compile time, read by the task (runtime.task), its fast
-path (runtime.lookup) and the run encoder (runtime.encoding); and what the fast path uses of
-the task (`Runtime`)."""
+paths (runtime.lookup, runtime.within) and the run encoder (runtime.encoding); and what the fast
+paths use of the task (`Runtime`)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ class SinkBinding:
 
 
 class Runtime(Protocol):
-    """What a fast path (runtime.lookup) uses of its task's runtime: `runtime.task.PipelineRuntime`,
-    which builds its fast paths and so cannot be imported by them."""
+    """What a fast path (runtime.lookup, runtime.within) uses of its task's runtime:
+    `runtime.task.PipelineRuntime`, which builds its fast paths and so cannot be imported by them."""
 
     task: int
     inputs: dict[str, tuple[SerdeSpec, tuple[Entry, ...]]]

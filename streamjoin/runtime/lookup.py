@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from itertools import repeat
 from time import perf_counter
 from typing import NamedTuple, Sequence
 
 from streamjoin.expr.core import column_read
-from streamjoin.operators.base import JoinType, RowKind, Side
+from streamjoin.operators.base import JoinType, Side
 from streamjoin.operators.stream_table import StreamTableJoin
-from streamjoin.runtime.bindings import Entry, Runtime, SinkBinding
-from streamjoin.runtime.contract import Emitted, InputRow, Output, Rejected, without_replay_header
-from streamjoin.runtime.encoding import encode_events
+from streamjoin.runtime.bindings import Entry, Runtime
+from streamjoin.runtime.contract import InputRow, Output, Rejected
 from streamjoin.runtime.records import DATA_ERRORS, column_source, describe, input_row, where
-from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStage
-from streamjoin.serde.batches import encode_keys, encode_value_columns, encodes_value_columns
+from streamjoin.runtime.run_sink import RunSink, after_join
+from streamjoin.runtime.stages import Event, JoinStage, ProjectStage
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
-_INSERT, _LEFT, _INNER = RowKind.INSERT, Side.LEFT, JoinType.INNER
+_LEFT, _INNER = Side.LEFT, JoinType.INNER
 
 
 class _Match(NamedTuple):
@@ -72,11 +70,12 @@ class StreamTableLookup:
     only WHERE filters and the projection follow the join.
     """
 
-    def __init__(self, runtime: Runtime, serde: SerdeSpec, entry: Entry,
+    def __init__(self, runtime: Runtime, topic: str, serde: SerdeSpec, entry: Entry,
                  filters: tuple, project: ProjectStage) -> None:
         self.runtime = runtime
         self.serde = serde
         self.alias = entry.alias
+        self.topics = (topic,)  # the one topic whose records it takes
         self.join: JoinStage = entry.stage
         self.processor: StreamTableJoin = self.join.processor
         self.stream_on_left = entry.port is _LEFT
@@ -86,27 +85,21 @@ class StreamTableLookup:
         read = part and column_read(part)
         self.key_column = read[1] if read and read[0] == self.alias else None
         self.filters = filters
-        self.output_alias = project.alias
-        self.columns = tuple((name, column, column_read(column)) for name, column in project.columns)
-        # The sink's value columns picked from the projection's row: that row is written as it is.
-        sink = runtime.sink
-        picks = getattr(sink.value, "picks", None)
-        self.writes_projection = (sink.timestamp_column is None and picks is not None and picks[0] == project.alias
-                                  and set(picks[1]) <= {name for name, _ in project.columns})
-        self.plain = self._plain_reads(serde, sink)
+        self.sink = RunSink(runtime, project)
+        self.plain = self._plain_reads(serde)
 
-    def _plain_reads(self, serde: SerdeSpec, sink: SinkBinding) -> tuple | None:
+    def _plain_reads(self, serde: SerdeSpec) -> tuple | None:
         """(the join key's source, every projected column's source, the sink's value columns):
         where each is read straight from the stream record or the table row. None unless the join
         key and every projected column are plain columns, nothing else filters, the sink writes
         the projection as it is, keyed by the join key, and its value format writes columns."""
-        if self.key_column is None or self.filters or self.processor.config.residual is not None \
-                or not self.writes_projection or sink.key is not None or not encodes_value_columns(sink.serde):
+        values = self.sink.column_values()
+        if self.key_column is None or self.filters or self.processor.config.residual is not None or values is None:
             return None
         key = column_source(serde, self.key_column)
         table_aliases = set(self.join.right_aliases if self.stream_on_left else self.join.left_aliases)
         sources = {}
-        for name, _, read in self.columns:
+        for name, _, read in self.sink.columns:
             if read is None:
                 return None
             alias, column = read
@@ -118,7 +111,6 @@ class StreamTableLookup:
                 sources[name] = (alias, column)
             else:
                 return None
-        values = tuple(name for name, _ in sink.serde.payload_columns)
         if key is None or not set(values) <= set(sources):
             return None
         return key, sources, values
@@ -134,10 +126,10 @@ class StreamTableLookup:
         if entry.broadcast or not isinstance(join, JoinStage) or type(join.processor) is not StreamTableJoin:
             return None
         config = join.processor.config
-        after = _after_join(join)
+        after = after_join(join)
         if entry.port is not config.stream_side or config.reemit_on_late_table_row or after is None:
             return None
-        return cls(runtime, serde, entry, *after)
+        return cls(runtime, topic, serde, entry, *after)
 
     def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
         """The outputs of each of `rows` (records of this topic, in processing order, with their
@@ -158,9 +150,11 @@ class StreamTableLookup:
         pushed = perf_counter()
         runtime.seconds["operators"] += pushed - clock - run.aside  # the reference path's is in its own steps
         if self.plain:
-            self._emit_plain(rows, run.matches, columns, outputs)
+            matches = run.matches
+            self.sink.write_columns(rows, [match.index for match in matches], [match.key for match in matches],
+                                    [match.record.ts for match in matches], columns, outputs)
         else:
-            self._encode(rows, run.results, outputs)
+            self.sink.write(rows, run.results, outputs)
         runtime.seconds["encode"] += perf_counter() - pushed
         return outputs
 
@@ -175,8 +169,8 @@ class StreamTableLookup:
         table_get, residual = processor.table.get, processor.config.residual
         inner, on_left = processor.config.join_type is _INNER, self.stream_on_left
         unmatched = dict.fromkeys(join.right_aliases if on_left else join.left_aliases)
-        key_of, key_column, filters, columns = self.key, self.key_column, self.filters, self.columns
-        output_alias, read_key = self.output_alias, plain[0] if plain else None
+        key_of, key_column, filters, project = self.key, self.key_column, self.filters, self.sink.project
+        read_key = plain[0] if plain else None
         results: list[tuple[int, Event]] = []  # (index of the row, its projected result)
         matches: list[_Match] = []
         latest, counted, aside = None, 0, 0.0
@@ -218,68 +212,11 @@ class StreamTableLookup:
                 env = {**env, **table_env} if on_left else {**table_env, **env}
                 if filters and not all(predicate(env) is True for predicate in filters):
                     continue
-                results.append((index, Event._make((_INSERT, key, {output_alias: _projected(columns, env)}, ts))))
+                results.append((index, project(key, env, ts)))
             except DATA_ERRORS as error:
                 runtime.metrics["evaluation_errors"] += 1
                 outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
         return _Run(results, matches, counted, latest, aside)
-
-    def _emit_plain(self, rows: Sequence[InputRow], matches: list[_Match], columns: dict[str, list],
-                    outputs: list[list[Output]]) -> None:
-        """The plain path's results written a column at a time, or, where any one cannot be
-        encoded, one by one as the reference path does (for the dead letter's reason)."""
-        emitted = self._plain_emitted(matches, columns)
-        if emitted is not None:
-            self._deliver(rows, [match.index for match in matches], emitted, outputs)
-            return
-        projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
-        self._encode(rows, [(match.index, Event._make((_INSERT, match.key, {self.output_alias: row}, match.record.ts)))
-                            for match, row in zip(matches, projected)], outputs)
-
-    def _plain_emitted(self, matches: list[_Match], columns: dict[str, list]) -> list[Emitted] | None:
-        """The sink records of the plain path's results, from their columns; None when any one
-        cannot be encoded."""
-        sink = self.runtime.sink
-        try:
-            keys = encode_keys(sink.serde, [match.key for match in matches])
-            values = encode_value_columns(sink.serde, [columns[name] for name in self.plain[2]])
-        except DATA_ERRORS:
-            return None
-        return list(map(Emitted._make, zip(repeat(sink.topic), keys, values, [match.record.ts for match in matches],
-                                           repeat(()))))
-
-    def _encode(self, rows: Sequence[InputRow], results: list[tuple[int, Event]], outputs: list[list[Output]]) -> None:
-        """Each result as the sink's record, all at once; if any cannot be encoded, one by one as
-        the reference path does (that one becomes a dead letter, the others still go out)."""
-        runtime = self.runtime
-        events = [event for _, event in results]
-        projected = [event.env[self.output_alias] for event in events] if self.writes_projection else None
-        emitted = encode_events(runtime.sink, events, projected)
-        if emitted is not None:
-            self._deliver(rows, [index for index, _ in results], emitted, outputs)
-            return
-        for index, event in results:
-            headers = rows[index].headers
-            outputs[index] = runtime.emit([event], without_replay_header(headers) if headers else (), [])
-
-    def _deliver(self, rows: Sequence[InputRow], indexes: list[int], emitted: list[Emitted],
-                 outputs: list[list[Output]]) -> None:
-        """Each encoded result as the output of its row, with that row's headers."""
-        for index, record in zip(indexes, emitted):
-            headers = rows[index].headers
-            outputs[index] = [record._replace(headers=without_replay_header(headers)) if headers else record]
-        self.runtime.metrics["output_records"] += len(emitted)
-
-
-def _after_join(join: JoinStage) -> tuple[tuple, ProjectStage] | None:
-    """(the WHERE predicates, the projection) when they are all that follows the join."""
-    filters, stage = [], join.downstream
-    while type(stage) is FilterStage:
-        filters.append(stage.predicate)
-        stage = stage.downstream
-    if type(stage) is not ProjectStage or stage.downstream is not None:
-        return None
-    return tuple(filters), stage
 
 
 def _column(source, matches: list[_Match]) -> list:
@@ -289,13 +226,3 @@ def _column(source, matches: list[_Match]) -> list:
         alias, column = source
         return [None if (row := match.table_env[alias]) is None else row.get(column) for match in matches]
     return [source(match.record, match.row) for match in matches]
-
-
-def _projected(columns: tuple, env: dict) -> dict:
-    """The projection's row of `env`: a plain column is read here, any other expression is
-    evaluated; a relation the env lacks, the compiled expressions say so (an ExpressionError)."""
-    try:
-        return {name: column(env) if read is None else (None if (row := env[read[0]]) is None else row.get(read[1]))
-                for name, column, read in columns}
-    except KeyError:
-        return {name: column(env) for name, column, _ in columns}

@@ -28,6 +28,7 @@ from streamjoin.runtime.contract import (
 from streamjoin.runtime.bindings import Entry, SinkBinding
 from streamjoin.runtime.encoding import record_millis
 from streamjoin.runtime.lookup import StreamTableLookup
+from streamjoin.runtime.within import StreamStreamWithin
 from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
 from streamjoin.runtime.stages import Event, Pipeline
 from streamjoin.serde.batches import decode_all
@@ -60,29 +61,27 @@ class PipelineRuntime(TaskRuntime):
         self.watermarks: dict[tuple[str, str], int] = {}  # (topic, alias) -> its watermark
 
     def process(self, row: InputRow) -> list[Output]:
-        lookup = self.lookups.get(row.topic)
-        if lookup is None:
+        path = self.fast_paths.get(row.topic)
+        if path is None:
             return self.process_record(row)
-        return lookup.process_run((row,), self._decoded([row]))[0]
+        return path.process_run((row,), self._decoded([row]))[0]
 
     def process_all(self, rows: list[InputRow]) -> Iterator[tuple[InputRow, list[Output]]]:
         """The rows a chunk at a time: each topic's records of the chunk decoded together
-        (`decode_all`), then in order, consecutive records of a topic with a fast path
-        (`lookups`) as one run, the others through the pipeline one by one."""
-        lookups = self.lookups
+        (`decode_all`), then in order, consecutive records of the topics of one fast path
+        (`fast_paths`) as one run, the others through the pipeline one by one."""
+        paths = self.fast_paths
         for chunk in batched(rows, RUN_LENGTH):
             records = self._decoded(chunk)
-            for topic, run in groupby(zip(chunk, records), key=_topic):
-                lookup = lookups.get(topic)
-                if lookup is not None:
+            for path, run in groupby(zip(chunk, records), key=lambda item: paths.get(item[0][0])):
+                if path is not None:
                     run_rows, run_records = zip(*run)
-                    yield from zip(run_rows, lookup.process_run(run_rows, run_records))
+                    yield from zip(run_rows, path.process_run(run_rows, run_records))
                     continue
-                serde, entries = self.inputs[topic]
                 for row, record in run:
                     # a row that does not decode: the record path writes its dead letter
                     yield row, self.process_record(row) if record is None else \
-                        self._process_decoded(row, serde, entries, record)
+                        self._process_decoded(row, *self.inputs[row.topic], record)
 
     def _decoded(self, rows: list[InputRow]) -> list[DecodedRecord | None]:
         """`decode_all` of each topic's rows among `rows`, in the order of `rows`."""
@@ -98,15 +97,20 @@ class PipelineRuntime(TaskRuntime):
         return records
 
     @cached_property
-    def lookups(self) -> dict[str, StreamTableLookup]:
-        """The input topics whose records take the stream-table fast path (`lookup`). Derived
-        from the pipeline, so never checkpointed."""
-        found = {topic: StreamTableLookup.of(self, topic) for topic in self.inputs}
-        return {topic: lookup for topic, lookup in found.items() if lookup is not None}
+    def fast_paths(self) -> dict[str, StreamTableLookup | StreamStreamWithin]:
+        """The input topics whose records take a fast path: the stream side of a stream-table
+        join (`lookup`), both sides of a windowed stream-stream join (`within`, one path for its
+        two topics). Derived from the pipeline, so never checkpointed."""
+        paths: dict[str, StreamTableLookup | StreamStreamWithin] = {}
+        for topic in self.inputs:
+            if topic not in paths:
+                path = StreamTableLookup.of(self, topic) or StreamStreamWithin.of(self, topic)
+                paths.update(dict.fromkeys(path.topics, path) if path is not None else {})
+        return paths
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state.pop("lookups", None)
+        state.pop("fast_paths", None)
         return state
 
     def process_record(self, row: InputRow) -> list[Output]:
@@ -225,10 +229,6 @@ class PipelineRuntime(TaskRuntime):
         if sink.timestamp_column is not None:
             ts = record_millis(value[sink.timestamp_column])
         return Emitted._make((sink.topic, encode_key(sink.serde, key), encode_value(sink.serde, value), ts, headers))
-
-
-def _topic(item: tuple[InputRow, DecodedRecord | None]) -> str:
-    return item[0][0]
 
 
 def batched(rows: Iterable[InputRow], size: int) -> Iterator[list[InputRow]]:

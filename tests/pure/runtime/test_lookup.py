@@ -176,8 +176,8 @@ def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int
     if seed % 2:
         monkeypatch.setattr(task, "RUN_LENGTH", 7)  # runs cut into many short ones
     reference, in_runs, one_by_one = runtimes(case)
-    assert case.stream in {topic for topic in in_runs.lookups}, "the query should take the fast path"
-    assert (in_runs.lookups[case.stream].plain is not None) == case.plain
+    assert case.stream in {topic for topic in in_runs.fast_paths}, "the query should take the fast path"
+    assert (in_runs.fast_paths[case.stream].plain is not None) == case.plain
     rows = changelog(case, reference, random.Random(seed), 600)
 
     expected = [(row, reference.process_record(row)) for row in rows]
@@ -190,11 +190,11 @@ def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int
 
 
 def test_a_run_whose_columns_cannot_be_encoded_goes_one_by_one_with_the_same_results(monkeypatch):
-    from streamjoin.runtime import lookup
+    from streamjoin.runtime import run_sink
 
     def refuse(spec, columns):
         raise ValueError("refused")  # as a writer refuses a value it cannot encode
-    monkeypatch.setattr(lookup, "encode_value_columns", refuse)
+    monkeypatch.setattr(run_sink, "encode_value_columns", refuse)
     reference, in_runs, _ = runtimes(CASES[0])
     rows = changelog(CASES[0], reference, random.Random(5), 300)
     assert list(in_runs.process_all(rows)) == [(row, reference.process_record(row)) for row in rows]
@@ -211,6 +211,6 @@ def test_a_runtime_checkpointed_and_restored_takes_the_fast_path_again():
     expected = [(row, reference.process_record(row)) for row in rows]
     first = list(fast.process_all(rows[:100]))
     restored = pickle.loads(cloudpickle.dumps(fast))
-    assert "lookups" not in restored.__dict__  # derived from the pipeline, never checkpointed
+    assert "fast_paths" not in restored.__dict__  # derived from the pipeline, never checkpointed
     assert first + list(restored.process_all(rows[100:])) == expected
-    assert restored.lookups
+    assert restored.fast_paths

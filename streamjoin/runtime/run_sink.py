@@ -1,0 +1,102 @@
+"""What the fast paths (runtime.lookup, runtime.within) share after their join step: the WHERE
+predicates and the projection that follow the join, and a run's results written as the sink's
+records at once, a column at a time where every result column is a plain column."""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import Sequence
+
+from streamjoin.expr.core import column_read
+from streamjoin.operators.base import RowKind
+from streamjoin.runtime.bindings import Runtime
+from streamjoin.runtime.contract import Emitted, InputRow, Output, without_replay_header
+from streamjoin.runtime.encoding import encode_events
+from streamjoin.runtime.records import DATA_ERRORS
+from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStage
+from streamjoin.serde.batches import encode_keys, encode_value_columns, encodes_value_columns
+
+_INSERT = RowKind.INSERT
+
+
+def after_join(join: JoinStage) -> tuple[tuple, ProjectStage] | None:
+    """(the WHERE predicates, the projection) when they are all that follows the join."""
+    filters, stage = [], join.downstream
+    while type(stage) is FilterStage:
+        filters.append(stage.predicate)
+        stage = stage.downstream
+    if type(stage) is not ProjectStage or stage.downstream is not None:
+        return None
+    return tuple(filters), stage
+
+
+class RunSink:
+    """The projection of a fast path's results and their sink records, a run at a time. A run's
+    results are encoded together; where any one cannot be, they go one by one as the reference
+    path sends them (`runtime.emit`: that one becomes a dead letter, the others still go out)."""
+
+    def __init__(self, runtime: Runtime, project: ProjectStage) -> None:
+        self.runtime = runtime
+        self.output_alias = project.alias
+        # (output name, compiled expression, (alias, column) where it is a plain column or None)
+        self.columns = tuple((name, column, column_read(column)) for name, column in project.columns)
+        # The sink's value columns picked from the projection's row: that row is written as it is.
+        sink = runtime.sink
+        picks = getattr(sink.value, "picks", None)
+        self.writes_projection = (sink.timestamp_column is None and picks is not None and picks[0] == project.alias
+                                  and set(picks[1]) <= {name for name, _ in project.columns})
+
+    def column_values(self) -> tuple[str, ...] | None:
+        """The sink's value columns, when results can be written from their columns: the sink
+        writes the projection as it is, keyed by the join key, in a format that writes columns."""
+        sink = self.runtime.sink
+        if not self.writes_projection or sink.key is not None or not encodes_value_columns(sink.serde):
+            return None
+        return tuple(name for name, _ in sink.serde.payload_columns)
+
+    def project(self, key, env: dict, ts: int) -> Event:
+        """The projection's result of `env`: a plain column is read here, any other expression is
+        evaluated; a relation the env lacks, the compiled expressions say so (an ExpressionError)."""
+        try:
+            row = {name: column(env) if read is None else (None if (part := env[read[0]]) is None else part.get(read[1]))
+                   for name, column, read in self.columns}
+        except KeyError:
+            row = {name: column(env) for name, column, _ in self.columns}
+        return Event._make((_INSERT, key, {self.output_alias: row}, ts))
+
+    def write(self, rows: Sequence[InputRow], results: list[tuple[int, Event]], outputs: list[list[Output]]) -> None:
+        """Each result (index of its row, projected event) as the sink's record, into `outputs`."""
+        runtime = self.runtime
+        events = [event for _, event in results]
+        projected = [event.env[self.output_alias] for event in events] if self.writes_projection else None
+        emitted = encode_events(runtime.sink, events, projected)
+        if emitted is not None:
+            self._deliver(rows, [index for index, _ in results], emitted, outputs)
+            return
+        for index, event in results:
+            headers = rows[index].headers
+            runtime.emit([event], without_replay_header(headers) if headers else (), outputs[index])
+
+    def write_columns(self, rows: Sequence[InputRow], indexes: list[int], keys: list, times: list[int],
+                      columns: dict[str, list], outputs: list[list[Output]]) -> None:
+        """Results given as their rows' indexes, keys, times and output columns (name -> values),
+        written a column at a time (`column_values` names the sink's columns)."""
+        sink = self.runtime.sink
+        try:
+            key_bytes = encode_keys(sink.serde, keys)
+            values = encode_value_columns(sink.serde, [columns[name] for name in self.column_values()])
+        except DATA_ERRORS:
+            projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
+            self.write(rows, [(index, Event._make((_INSERT, key, {self.output_alias: row}, ts)))
+                              for index, key, ts, row in zip(indexes, keys, times, projected)], outputs)
+            return
+        emitted = list(map(Emitted._make, zip(repeat(sink.topic), key_bytes, values, times, repeat(()))))
+        self._deliver(rows, indexes, emitted, outputs)
+
+    def _deliver(self, rows: Sequence[InputRow], indexes: list[int], emitted: list[Emitted],
+                 outputs: list[list[Output]]) -> None:
+        """Each encoded result appended to the outputs of its row, with that row's headers."""
+        for index, record in zip(indexes, emitted):
+            headers = rows[index].headers
+            outputs[index].append(record._replace(headers=without_replay_header(headers)) if headers else record)
+        self.runtime.metrics["output_records"] += len(emitted)

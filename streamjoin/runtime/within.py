@@ -1,0 +1,213 @@
+"""The fast path of windowed stream-stream joins (ksqlDB / Lenses `WITHIN`): both inputs' records
+a run at a time."""
+
+from __future__ import annotations
+
+from time import perf_counter
+from typing import NamedTuple, Sequence
+
+from streamjoin.expr.core import column_read
+from streamjoin.operators.base import Change, Record, RowKind, Side
+from streamjoin.operators.stream_stream import StreamStreamJoin
+from streamjoin.runtime.bindings import Entry, Runtime
+from streamjoin.runtime.contract import InputRow, Output, Rejected
+from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
+from streamjoin.runtime.run_sink import RunSink, after_join
+from streamjoin.runtime.stages import Event, JoinStage, ProjectStage
+from streamjoin.serde.formats import DecodedRecord, SerdeSpec
+from streamjoin.serde.values import hashable
+
+_INSERT, _LEFT = RowKind.INSERT, Side.LEFT
+_CONTAINERS = (list, dict)  # a key of these is made hashable, as JoinStage makes it
+
+
+class _Input(NamedTuple):
+    """One side of the join as its topic's records enter it."""
+
+    serde: SerdeSpec
+    alias: str
+    port: Side
+    key_column: str | None  # the join key when it is one column of the row, else None
+    key_of: object  # the compiled join key of an env (JoinStage.left_key / right_key)
+
+
+class _Joined(NamedTuple):
+    """What the join step made of a run: per row index the projected results (or, on the plain
+    path, the changes), its records' count, latest time and the seconds spent on the reference path."""
+
+    results: list[tuple[int, Event]]
+    changes: list[tuple[int, Change]]
+    counted: int
+    latest: int | None
+    aside: float
+
+
+class StreamStreamWithin:
+    """Both sides of a stream-stream join within a window (`SELECT ... FROM orders o JOIN
+    payments p WITHIN 1 HOURS ON o.id = p.id`) followed only by WHERE and the projection.
+
+    The reference path (`PipelineRuntime.process_record`) turns each record into an event, a
+    join record, changes, joined events and projected events, walking the pipeline between them,
+    and encodes each result on its own. This path takes a run of records of the two topics, in
+    the order the task processes them, into the same operator (`StreamStreamJoin.process`: the
+    same store, timers and stream time), reading the join key of a one-column key without its
+    compiled call; then filters and projects the changes and encodes the run's results together.
+    Where every output column is a plain column of either side and nothing filters (`plain`), the
+    results are not built as rows: each output column is read for the whole run and written a
+    column at a time. A record this path does not cover (one that does not decode, a null value,
+    another task's partition) takes the reference path in its place in the run. The reference
+    path stays the semantics: `tests/pure/runtime/test_within.py` runs both on randomized inputs
+    (late, out-of-order, duplicate timestamps, null keys and values) and compares outputs,
+    counters and state.
+
+    Timeline (INNER JOIN WITHIN 10 MILLISECONDS GRACE PERIOD 0 MILLISECONDS, one key; O = orders,
+    P = payments; one run, its results encoded together after its last record):
+
+        O a@100                  stored
+        P x@105  -> [a,x]@105    within 10 ms of a
+        P y@130                  stored; stream time 130
+        O b@90                   late: 90 + 10 + 0 < 130, dropped and counted (metrics["late"])
+    """
+
+    def __init__(self, runtime: Runtime, join: JoinStage, inputs: dict[str, _Input],
+                 filters: tuple, project: ProjectStage) -> None:
+        self.runtime = runtime
+        self.join = join
+        self.processor: StreamStreamJoin = join.processor
+        self.inputs = inputs
+        self.topics = tuple(inputs)
+        self.filters = filters
+        self.sink = RunSink(runtime, project)
+        self.padding = (dict.fromkeys(join.left_aliases), dict.fromkeys(join.right_aliases))
+        self.plain = self._plain_reads()
+
+    def _plain_reads(self) -> dict[str, tuple[bool, str, str]] | None:
+        """Each output column as (from the left side, alias, column) where every one is a plain
+        column of a side, nothing filters and the sink writes the results' columns; else None."""
+        values = self.sink.column_values()
+        if self.filters or values is None:
+            return None
+        sides = {alias: True for alias in self.join.left_aliases} | {alias: False for alias in self.join.right_aliases}
+        sources = {}
+        for name, _, read in self.sink.columns:
+            if read is None or read[0] not in sides:
+                return None
+            sources[name] = (sides[read[0]], *read)
+        return sources if set(values) <= set(sources) else None
+
+    @classmethod
+    def of(cls, runtime: Runtime, topic: str) -> StreamStreamWithin | None:
+        """The fast path of the join `topic` feeds, or None where it does not apply: two topics,
+        one entry each, into the two sides of one `StreamStreamJoin` that only WHERE and the
+        projection follow, with no watermarks."""
+        entry = _single_entry(runtime, topic)
+        if entry is None or runtime.uses_watermarks:
+            return None
+        join = entry.stage
+        if not isinstance(join, JoinStage) or type(join.processor) is not StreamStreamJoin:
+            return None
+        feeding = {name: found for name in runtime.inputs if (found := _single_entry(runtime, name)) is not None
+                   and found.stage is join}
+        after = after_join(join)
+        if len(feeding) != 2 or {found.port for found in feeding.values()} != set(Side) or after is None:
+            return None
+        inputs = {name: _side(runtime, name, found, join) for name, found in feeding.items()}
+        return cls(runtime, join, inputs, *after)
+
+    def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
+        """The outputs of each of `rows` (records of the two topics in processing order, with their
+        `decode_all` records), as the reference path gives them record by record."""
+        runtime = self.runtime
+        clock = perf_counter()
+        outputs: list[list[Output]] = [[] for _ in rows]
+        joined = self._join_run(rows, records, outputs)
+        runtime.metrics["input_records"] += joined.counted
+        if joined.latest is not None and (runtime.stream_time is None or joined.latest > runtime.stream_time):
+            runtime.stream_time = joined.latest
+        if self.plain:
+            changes = joined.changes
+            columns = {name: _column(source, changes) for name, source in self.plain.items()}
+        pushed = perf_counter()
+        runtime.seconds["operators"] += pushed - clock - joined.aside  # the reference path's is in its own steps
+        if self.plain:
+            self.sink.write_columns(rows, [index for index, _ in changes], [change.key for _, change in changes],
+                                    [change.ts for _, change in changes], columns, outputs)
+        else:
+            self.sink.write(rows, joined.results, outputs)
+        runtime.seconds["encode"] += perf_counter() - pushed
+        return outputs
+
+    def _join_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None],
+                  outputs: list[list[Output]]) -> _Joined:
+        """Each record of the run into the operator as JoinStage.on_event gives it, its changes
+        filtered and projected (plain path: kept); a record this path does not cover takes the
+        reference path, and one whose evaluation fails is one dead letter, both into `outputs`."""
+        runtime, task, join, process = self.runtime, self.runtime.task, self.join, self.processor.process
+        inputs, plain, resulted = self.inputs, self.plain is not None, self._resulted
+        results: list[tuple[int, Event]] = []
+        changes: list[tuple[int, Change]] = []
+        latest, counted, aside = None, 0, 0.0
+        for index, (row, record) in enumerate(zip(rows, records)):
+            if record is None or record.value is None or row.partition != task:
+                before = perf_counter()
+                outputs[index] = runtime.process_record(row)  # a dead letter, or counted as ignored
+                aside += perf_counter() - before
+                continue
+            counted += 1
+            ts = record.ts
+            if latest is None or ts > latest:
+                latest = ts
+            serde, alias, port, key_column, key_of = inputs[row.topic]
+            env = {alias: input_row(serde, record, row)}
+            try:
+                if key_column is None:
+                    key = hashable(key_of(env))
+                else:
+                    value = env[alias].get(key_column)
+                    key = None if value is None else hashable((value,)) if type(value) in _CONTAINERS else (value,)
+                join.seq += 1
+                made = process(Record._make((port, key, env, ts, join.seq, _INSERT)))
+                if plain:
+                    changes.extend((index, change) for change in made)
+                elif made:
+                    results.extend(resulted(index, made))
+            except DATA_ERRORS as error:
+                runtime.metrics["evaluation_errors"] += 1
+                outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
+        return _Joined(results, changes, counted, latest, aside)
+
+    def _resulted(self, index: int, changes: list[Change]) -> list[tuple[int, Event]]:
+        """A record's changes as JoinStage gives them (joined envs), filtered and projected."""
+        filters, project, (left_padding, right_padding) = self.filters, self.sink.project, self.padding
+        results = []
+        for _, key, left, right, ts in changes:
+            env = {**(left_padding if left is None else left), **(right_padding if right is None else right)}
+            if filters and not all(predicate(env) is True for predicate in filters):
+                continue
+            results.append((index, project(key, env, ts)))
+        return results
+
+
+def _single_entry(runtime: Runtime, topic: str) -> Entry | None:
+    """The one entry of `topic`, read by every task only for its own partitions; else None."""
+    entries = runtime.inputs[topic][1]
+    if len(entries) != 1 or entries[0].broadcast:
+        return None
+    return entries[0]
+
+
+def _side(runtime: Runtime, topic: str, entry: Entry, join: JoinStage) -> _Input:
+    key_of = join.left_key if entry.port is _LEFT else join.right_key
+    part = getattr(key_of, "part", None)
+    read = part and column_read(part)
+    key_column = read[1] if read and read[0] == entry.alias else None
+    return _Input(runtime.inputs[topic][0], entry.alias, entry.port, key_column, key_of)
+
+
+def _column(source: tuple[bool, str, str], changes: list[tuple[int, Change]]) -> list:
+    """One output column of the plain path's results: (from the left side, alias, column); None
+    where that side is padded."""
+    from_left, alias, column = source
+    side = 2 if from_left else 3  # Change.left, Change.right
+    return [None if (env := change[side]) is None or (row := env[alias]) is None else row.get(column)
+            for _, change in changes]
