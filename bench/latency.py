@@ -24,7 +24,9 @@ the first query of a session runs on a JVM that has not compiled the code the tw
 
 Targets: p99 at 10k ev/s <= 1.2x the keyed copy's (issue 37); p99 < 1 s, a few records through in
 < 0.5 s (issue 14).
-Usage: python bench/latency.py [--rate 10000] [--seconds 30] [--interval "200 milliseconds"]
+Usage: python bench/latency.py [--rate 10000] [--seconds 30] [--interval "200 milliseconds"] [--exactly-once]
+--exactly-once: the query writes in Kafka transactions, as the engine runs it on Apache Kafka
+(without it, at-least-once, as the keyed copy writes).
 The default interval is the engine's continuous trigger (200 ms, STREAMJOIN_TRIGGER_INTERVAL_MS).
 Measured here under load: "0 seconds" (poll for new offsets without pause) got a few records
 through no faster and cost 35% of a core while idle, against 8% at 200 ms.
@@ -178,6 +180,9 @@ def main() -> None:
                              "STREAMJOIN_TRIGGER_INTERVAL_MS or 200 ms)")
     parser.add_argument("--users", type=int, default=10_000, help="rows in the users table")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the few-records case")
+    parser.add_argument("--exactly-once", action="store_true",
+                        help="the query's tasks write in Kafka transactions, as the engine runs a query on a broker "
+                             "that honours them (else at-least-once, as the keyed copy writes)")
     args = parser.parse_args()
 
     with bench_session("streamjoin-bench-latency") as bench:
@@ -200,7 +205,7 @@ def main() -> None:
 
         source = Settings.from_env().kafka_source
         warm_keyed_copy(bench, args, source)
-        running = start_query(bench, query, sources[0]["topic"], args.interval, args.users, source)
+        running = start_query(bench, query, sources[0]["topic"], args, source)
         try:
             time.sleep(2)
             idle_cost(running)
@@ -222,14 +227,17 @@ def main() -> None:
         print(f"done; {load_average()}")
 
 
-def start_query(bench: Bench, query, clicks_topic: str, interval: str, users: int, source) -> Running:
-    """The query under a processing-time trigger, reading with `source` (a KafkaSource), once its
-    first batches have loaded the table."""
+def start_query(bench: Bench, query, clicks_topic: str, args, source) -> Running:
+    """The query under a processing-time trigger (`args.interval`), reading with `source` (a
+    KafkaSource), once its first batches have loaded the table (`args.users` rows)."""
     from streamjoin.runtime.report import RunReport
     from streamjoin.spark.query import streaming_run
 
+    interval, users = args.interval, args.users
+    print(f"the query writes {'exactly-once (Kafka transactions)' if args.exactly_once else 'at-least-once'}")
     run = streaming_run(query, {"kafka.bootstrap.servers": bench.bootstrap}, bench.client_config,
-                        bench.work_dir / "checkpoints" / query.name, source=source)
+                        bench.work_dir / "checkpoints" / query.name, source=source,
+                        transactions=query.name if args.exactly_once else None)
     report = RunReport(query=query.name, output_topic=query.sink.topic)
     started = time.perf_counter()
     running = Running(run.start(bench.spark, {"processingTime": interval}), run, report, clicks_topic,

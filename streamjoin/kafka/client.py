@@ -13,6 +13,10 @@ from typing import Mapping
 from streamjoin.kafka_properties import PASSED, rdkafka_name
 from streamjoin.settings import SECURITY, Settings
 
+# How long a reader of ours lets the broker hold a fetch that finds nothing new (Kafka's default:
+# 500 ms): at a log's end, that is how long it would wait to learn there is nothing more.
+END_OF_LOG_WAIT_MS = 10
+
 _TIMEOUT_OPTION = "kafka.bootstrap.timeout.ms"
 _AUTHENTICATION_ERRORS = (-169, 58)  # librdkafka's _AUTHENTICATION, Kafka's SASL_AUTHENTICATION_FAILED
 _KWARG_TO_RDKAFKA = {"security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",

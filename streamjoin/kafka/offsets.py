@@ -24,7 +24,7 @@ from typing import Mapping, NamedTuple
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as RdTopicPartition
 
-from streamjoin.kafka.client import KafkaUnreachable, client_timeout_s, rdkafka_config
+from streamjoin.kafka.client import END_OF_LOG_WAIT_MS, KafkaUnreachable, client_timeout_s, rdkafka_config
 from streamjoin.kinds import DATA_LOSS_POLICIES
 
 STALL_TIMEOUT_S = 30.0  # no answer or progress for this long -> error
@@ -39,7 +39,7 @@ _BROKER_GONE = (KafkaError._DESTROY_BROKER, KafkaError._TRANSPORT)
 _LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
 TANSU_CLUSTER_ID = "tansu_cluster"  # what a Tansu broker reports unless started with another id
 # A fetch at the log end must answer at once: it is what carries the end.
-_FETCH_CONFIG = {**_LOOKUP_CONFIG, "auto.offset.reset": "error", "fetch.wait.max.ms": 10,
+_FETCH_CONFIG = {**_LOOKUP_CONFIG, "auto.offset.reset": "error", "fetch.wait.max.ms": END_OF_LOG_WAIT_MS,
                  "max.partition.fetch.bytes": 64 * 1024}
 
 

@@ -24,9 +24,9 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from streamjoin.kafka.client import rdkafka_config
+from streamjoin.kafka.client import END_OF_LOG_WAIT_MS, rdkafka_config
 from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT
 from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.kafka.stall import STALL_TIMEOUT_S, Stall
@@ -251,16 +251,35 @@ def _partition_count(producer: Producer, topic: str, stall: Stall) -> int:
     return len(found.partitions)
 
 
+# How long one read of a range waits for its records: short, since a read asks for the range's
+# offsets and some may hold no record a consumer is given (a transaction's marker) and never fill it.
+_RANGE_WAIT_S = 0.02
+
+
+def _log_end(message: Message) -> bool:
+    """Whether `message` is the consumer's end-of-log event (its offset: the log's end); any other
+    error is raised."""
+    error = message.error()
+    if error is None:
+        return False
+    if error.code() == KafkaError._PARTITION_EOF:
+        return True
+    raise KafkaException(error)
+
+
 def read_range(client_config: dict, topic: str, partition: int, start: int, end: int,
                chunk: int = 20_000) -> Iterator[list[Message]]:
     """The records of one partition with start <= offset < end, in offset order, in chunks.
     Offsets may have gaps (transaction markers, compaction): the range ends when the reader's
-    position reaches `end`. A start the log no longer holds is an error, never a silent skip
+    position reaches `end`, or the log's end does (a range ending in a transaction's marker, which
+    no consumer is given: the reader learns the end from the partition's end-of-log event instead
+    of waiting out a fetch). A start the log no longer holds is an error, never a silent skip
     (`auto.offset.reset=error`); so is a broker that stops delivering (TimeoutError)."""
     if start >= end:
         return
     consumer = Consumer({**rdkafka_config(client_config), "group.id": "streamjoin-range-reader",
-                         "enable.auto.commit": False, "enable.partition.eof": False,
+                         "enable.auto.commit": False, "enable.partition.eof": True,
+                         "fetch.wait.max.ms": END_OF_LOG_WAIT_MS,
                          "auto.offset.reset": "error", "fetch.max.bytes": 64 * 1024 * 1024,
                          "max.partition.fetch.bytes": 16 * 1024 * 1024})
     tp = TopicPartition(topic, partition, start)
@@ -268,21 +287,18 @@ def read_range(client_config: dict, topic: str, partition: int, start: int, end:
         consumer.assign([tp])
         position, stall = start, Stall(client_config, consumer, topic)
         while position < end:
-            messages = consumer.consume(num_messages=min(chunk, end - position), timeout=0.2)
-            wanted = []
-            for message in messages:
-                if message.error() is not None:
-                    raise KafkaException(message.error())
-                if message.offset() >= end:
-                    break
-                wanted.append(message)
+            messages = consumer.consume(num_messages=min(chunk, end - position), timeout=_RANGE_WAIT_S)
+            records = [message for message in messages if not _log_end(message)]
+            wanted = [message for message in records if message.offset() < end]
             if wanted:
                 position = wanted[-1].offset() + 1
                 stall.progressed()
                 yield wanted
-            elif messages:  # only records past the end
+            if len(wanted) < len(records):  # records past the end
                 return
-            else:
+            if len(records) < len(messages):  # at the log's end: nothing more before it
+                position = max(position, messages[-1].offset())
+            elif not messages:
                 position = max(position, consumer.position([tp])[0].offset)
                 if position < end and stall.expired():
                     raise TimeoutError(f"{topic}[{partition}]: stuck at offset {position} before end {end}")

@@ -49,6 +49,9 @@ from streamjoin.kafka.rdkafka import (
     read_range,
 )
 
+# (bootstrap servers, marker topic) -> the partitions this process saw it have. Forgotten when a
+# write fails, so a topic deleted meanwhile (a query reset) is made again by the task's retry.
+_MARKER_PARTITIONS: dict[tuple[str, str], int] = {}
 MARKER_WINDOW = 16  # offsets read back from a marker partition's end at a time (a commit takes 2)
 TRANSACTION_TIMEOUT_MS = 60_000  # the broker aborts a transaction its producer left open this long
 
@@ -160,6 +163,7 @@ class TransactionalBatchProducer:
             producer.commit_transaction(self.timeout_s)
             return sent
         except (KafkaException, ProduceFailed) as error:
+            _MARKER_PARTITIONS.pop(_marker_topic_seen(self.client_config, identity), None)
             _abort(producer, self.timeout_s)
             raise ProduceFailed(f"{identity.transactional_id}: batch {batch} not committed: {_reason(error)}") from None
 
@@ -204,16 +208,25 @@ def last_marker(client_config: dict, identity: TaskIdentity, timeout_s: float = 
     return None
 
 
+def _marker_topic_seen(client_config: dict, identity: TaskIdentity) -> tuple[str, str]:
+    return rdkafka_config(client_config).get("bootstrap.servers", ""), identity.marker_topic
+
+
 def ensure_marker_partition(client_config: dict, identity: TaskIdentity, timeout_s: float) -> None:
     """The step's marker topic with a partition for the task (created, or grown, on first use;
-    another task may be doing the same at once)."""
-    admin = AdminClient(rdkafka_config(client_config))
+    another task may be doing the same at once). What this process saw of it is remembered
+    (`_MARKER_PARTITIONS`): looking costs an admin client and a metadata request, ~55 ms a batch."""
+    seen = _marker_topic_seen(client_config, identity)
     topic, wanted = identity.marker_topic, identity.task + 1
+    if _MARKER_PARTITIONS.get(seen, 0) >= wanted:
+        return
+    admin = AdminClient(rdkafka_config(client_config))
     deadline = time.monotonic() + timeout_s
     while True:
         found = admin.list_topics(topic, timeout=timeout_s).topics.get(topic)
         count = len(found.partitions) if found is not None and found.error is None else 0
         if count >= wanted:
+            _MARKER_PARTITIONS[seen] = count
             return
         if time.monotonic() > deadline:
             raise ProduceFailed(f"the marker topic {topic} has {count} partitions, task {identity.task} needs {wanted}")

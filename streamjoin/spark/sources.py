@@ -30,6 +30,7 @@ import logging
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from streamjoin.kafka.client import END_OF_LOG_WAIT_MS
 from streamjoin.settings import KafkaSource
 from streamjoin.spark.packing import PACKED_INPUT_DDL, pack_kafka_batches
 from streamjoin.spark.session import kafka_source_for_query
@@ -52,7 +53,7 @@ _REQUEST = "kafka.request.timeout.ms"  # a table may give it ('properties.reques
 # newer on the partition the broker keeps it the whole wait: a few-record micro-batch's source
 # tasks took ~550 ms each at 500 ms, ~65 ms at 10 ms (docs/operations.md, "Latency on Spark's
 # connector").
-FETCH_WAIT_MS = 10
+FETCH_WAIT_MS = END_OF_LOG_WAIT_MS  # the wait streamjoin's own readers use
 _FETCH_WAIT = "kafka.fetch.max.wait.ms"
 _OURS = (_TIMEOUT, "streamjoin.onDataLoss")  # no Java client or Spark option
 
