@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from time import perf_counter
-from typing import NamedTuple, Sequence
+from typing import Iterator, NamedTuple
 
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import JoinType, Side
@@ -11,8 +10,8 @@ from streamjoin.operators.stream_table import StreamTableJoin
 from streamjoin.runtime.bindings import Entry, Runtime
 from streamjoin.runtime.contract import InputRow, Output, Rejected
 from streamjoin.runtime.records import DATA_ERRORS, column_source, describe, input_row, where
-from streamjoin.runtime.run_sink import RunSink, after_join
-from streamjoin.runtime.stages import Event, JoinStage, ProjectStage
+from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join
+from streamjoin.runtime.stages import JoinStage, ProjectStage
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
 _LEFT, _INNER = Side.LEFT, JoinType.INNER
@@ -28,18 +27,7 @@ class _Match(NamedTuple):
     table_env: dict
 
 
-class _Run(NamedTuple):
-    """What the join step made of a run: the projected results (plain path: the matches) and
-    its stream records' count, latest time and the seconds spent aside on the reference path."""
-
-    results: list[tuple[int, Event]]  # (index of the row, its projected result)
-    matches: list[_Match]
-    counted: int
-    latest: int | None
-    aside: float
-
-
-class StreamTableLookup:
+class StreamTableLookup(RunPath):
     """The stream side of a stream-table join whose results go through the query's projection
     straight to the sink (`SELECT ... FROM clicks c LEFT JOIN users u ON c.id = u.id`).
 
@@ -131,59 +119,22 @@ class StreamTableLookup:
             return None
         return cls(runtime, topic, serde, entry, *after)
 
-    def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
-        """The outputs of each of `rows` (records of this topic, in processing order, with their
-        `decode_all` records), as the reference path gives them record by record; the results
-        are encoded a run at a time.
+    def _join_run(self, covered: Iterator[tuple[int, InputRow, DecodedRecord]], outputs: list[list[Output]]) -> list:
+        """Each stream record of the run looked up in the table as the join stage and operator do
+        on the reference path (StreamTableJoin._lookup), then filtered and projected (or, on the
+        plain path, kept as a `_Match`); one whose evaluation fails is a dead letter in `outputs`.
         Within a run only stream records arrive, whose effects on the task (counts, the stream
         time, the join's sequence number) do not depend on their order: a record the reference
         path takes in the middle of the run changes nothing for the others."""
-        runtime = self.runtime
-        clock = perf_counter()
-        outputs: list[list[Output]] = [[] for _ in rows]
-        run = self._join_run(rows, records, outputs)
-        runtime.metrics["input_records"] += run.counted
-        if run.latest is not None and (runtime.stream_time is None or run.latest > runtime.stream_time):
-            runtime.stream_time = run.latest
-        if self.plain:
-            columns = {name: _column(source, run.matches) for name, source in self.plain[1].items()}
-        pushed = perf_counter()
-        runtime.seconds["operators"] += pushed - clock - run.aside  # the reference path's is in its own steps
-        if self.plain:
-            matches = run.matches
-            self.sink.write_columns(rows, [match.index for match in matches], [match.key for match in matches],
-                                    [match.record.ts for match in matches], columns, outputs)
-        else:
-            self.sink.write(rows, run.results, outputs)
-        runtime.seconds["encode"] += perf_counter() - pushed
-        return outputs
-
-    def _join_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None],
-                  outputs: list[list[Output]]) -> _Run:
-        """Each stream record of the run looked up in the table as the join stage and operator do
-        on the reference path (StreamTableJoin._lookup), then filtered and projected (or, on the
-        plain path, kept as a `_Match`); a record this path does not cover takes the reference
-        path, and one whose evaluation fails is a dead letter, both into `outputs`."""
-        runtime, serde, alias, task = self.runtime, self.serde, self.alias, self.runtime.task
+        runtime, serde, alias = self.runtime, self.serde, self.alias
         join, processor, plain = self.join, self.processor, self.plain
         table_get, residual = processor.table.get, processor.config.residual
         inner, on_left = processor.config.join_type is _INNER, self.stream_on_left
         unmatched = dict.fromkeys(join.right_aliases if on_left else join.left_aliases)
         key_of, key_column, filters, project = self.key, self.key_column, self.filters, self.sink.project
         read_key = plain[0] if plain else None
-        results: list[tuple[int, Event]] = []  # (index of the row, its projected result)
-        matches: list[_Match] = []
-        latest, counted, aside = None, 0, 0.0
-        for index, (row, record) in enumerate(zip(rows, records)):
-            if record is None or record.value is None or row.partition != task:
-                before = perf_counter()
-                outputs[index] = runtime.process_record(row)  # a dead letter, or counted as ignored
-                aside += perf_counter() - before
-                continue
-            counted += 1
-            ts = record.ts
-            if latest is None or ts > latest:
-                latest = ts
+        joined: list = []  # (index of the row, its projected result), or the plain path's `_Match`es
+        for index, row, record in covered:
             if plain:
                 value = read_key(record, row)
             else:
@@ -207,16 +158,21 @@ class StreamTableLookup:
                         continue
                     table_env = unmatched
                 if plain:
-                    matches.append(_Match(index, key, record, row, table_env))
+                    joined.append(_Match(index, key, record, row, table_env))
                     continue
                 env = {**env, **table_env} if on_left else {**table_env, **env}
                 if filters and not all(predicate(env) is True for predicate in filters):
                     continue
-                results.append((index, project(key, env, ts)))
+                joined.append((index, project(key, env, record.ts)))
             except DATA_ERRORS as error:
                 runtime.metrics["evaluation_errors"] += 1
                 outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
-        return _Run(results, matches, counted, latest, aside)
+        return joined
+
+    def _plain_columns(self, matches: list[_Match]) -> Columns:
+        return ([match.index for match in matches], [match.key for match in matches],
+                [match.record.ts for match in matches],
+                {name: _column(source, matches) for name, source in self.plain[1].items()})
 
 
 def _column(source, matches: list[_Match]) -> list:

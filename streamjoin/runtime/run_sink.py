@@ -1,11 +1,14 @@
-"""What the fast paths (runtime.lookup, runtime.within) share after their join step: the WHERE
-predicates and the projection that follow the join, and a run's results written as the sink's
-records at once, a column at a time where every result column is a plain column."""
+"""What the fast paths (runtime.lookup, runtime.within) share around their join step: which of a
+run's records they take (`RunPath`), the WHERE predicates and the projection that follow the
+join, and the run's results written as the sink's records at once, a column at a time where
+every result column is a plain column (`RunSink`)."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from itertools import repeat
-from typing import Sequence
+from time import perf_counter
+from typing import Iterator, Sequence
 
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import RowKind
@@ -15,6 +18,7 @@ from streamjoin.runtime.encoding import encode_events
 from streamjoin.runtime.records import DATA_ERRORS
 from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStage
 from streamjoin.serde.batches import encode_keys, encode_value_columns, encodes_value_columns
+from streamjoin.serde.formats import DecodedRecord
 
 _INSERT = RowKind.INSERT
 
@@ -100,3 +104,73 @@ class RunSink:
             headers = rows[index].headers
             outputs[index].append(record._replace(headers=without_replay_header(headers)) if headers else record)
         self.runtime.metrics["output_records"] += len(emitted)
+
+
+class _Tally:
+    """The records of a run a fast path took: how many, their latest time; and the seconds the
+    others spent on the reference path."""
+
+    __slots__ = ("counted", "latest", "aside")
+
+    def __init__(self) -> None:
+        self.counted, self.latest, self.aside = 0, None, 0.0
+
+
+# A run's results for the sink, from their columns: the rows' indexes, keys, times, output columns.
+Columns = tuple[list[int], list, list[int], dict[str, list]]
+
+
+class RunPath(ABC):
+    """A fast path: a run of records (in the task's order, with their `decode_all` records) through
+    its join step (`_join_run`), then written by its `RunSink`, from the results' columns where
+    `plain` (`_plain_columns`). The outputs per record are what the reference path gives."""
+
+    runtime: Runtime
+    sink: RunSink
+    plain: object | None  # set where results are written from their columns
+    topics: tuple[str, ...]  # the topics whose records it takes
+
+    def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
+        runtime = self.runtime
+        clock = perf_counter()
+        outputs: list[list[Output]] = [[] for _ in rows]
+        tally = _Tally()
+        joined = self._join_run(self._covered(rows, records, outputs, tally), outputs)
+        runtime.metrics["input_records"] += tally.counted
+        if tally.latest is not None and (runtime.stream_time is None or tally.latest > runtime.stream_time):
+            runtime.stream_time = tally.latest
+        columns = self._plain_columns(joined) if self.plain else None
+        pushed = perf_counter()
+        runtime.seconds["operators"] += pushed - clock - tally.aside  # the reference path's is in its own steps
+        if columns is None:
+            self.sink.write(rows, joined, outputs)
+        else:
+            self.sink.write_columns(rows, *columns, outputs)
+        runtime.seconds["encode"] += perf_counter() - pushed
+        return outputs
+
+    def _covered(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None], outputs: list[list[Output]],
+                 tally: _Tally) -> Iterator[tuple[int, InputRow, DecodedRecord]]:
+        """The records this path takes, with their indexes; one it does not (it does not decode,
+        a null value, another task's partition) takes the reference path, into `outputs` (a
+        dead letter, or counted as ignored)."""
+        runtime, task = self.runtime, self.runtime.task
+        for index, (row, record) in enumerate(zip(rows, records)):
+            if record is None or record.value is None or row.partition != task:
+                before = perf_counter()
+                outputs[index] = runtime.process_record(row)
+                tally.aside += perf_counter() - before
+                continue
+            tally.counted += 1
+            if tally.latest is None or record.ts > tally.latest:
+                tally.latest = record.ts
+            yield index, row, record
+
+    @abstractmethod
+    def _join_run(self, covered: Iterator[tuple[int, InputRow, DecodedRecord]], outputs: list[list[Output]]) -> list:
+        """The results of the covered records: (index of the row, projected event); on the plain
+        path what `_plain_columns` reads. A record whose evaluation fails is a dead letter in `outputs`."""
+
+    @abstractmethod
+    def _plain_columns(self, joined: list) -> Columns:
+        """The plain path's results as the sink's columns."""

@@ -3,8 +3,7 @@ a run at a time."""
 
 from __future__ import annotations
 
-from time import perf_counter
-from typing import NamedTuple, Sequence
+from typing import Iterator, NamedTuple
 
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import Change, Record, RowKind, Side
@@ -12,7 +11,7 @@ from streamjoin.operators.stream_stream import StreamStreamJoin
 from streamjoin.runtime.bindings import Entry, Runtime
 from streamjoin.runtime.contract import InputRow, Output, Rejected
 from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
-from streamjoin.runtime.run_sink import RunSink, after_join
+from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join
 from streamjoin.runtime.stages import Event, JoinStage, ProjectStage
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 from streamjoin.serde.values import hashable
@@ -31,18 +30,7 @@ class _Input(NamedTuple):
     key_of: object  # the compiled join key of an env (JoinStage.left_key / right_key)
 
 
-class _Joined(NamedTuple):
-    """What the join step made of a run: per row index the projected results (or, on the plain
-    path, the changes), its records' count, latest time and the seconds spent on the reference path."""
-
-    results: list[tuple[int, Event]]
-    changes: list[tuple[int, Change]]
-    counted: int
-    latest: int | None
-    aside: float
-
-
-class StreamStreamWithin:
+class StreamStreamWithin(RunPath):
     """Both sides of a stream-stream join within a window (`SELECT ... FROM orders o JOIN
     payments p WITHIN 1 HOURS ON o.id = p.id`) followed only by WHERE and the projection.
 
@@ -114,49 +102,14 @@ class StreamStreamWithin:
         inputs = {name: _side(runtime, name, found, join) for name, found in feeding.items()}
         return cls(runtime, join, inputs, *after)
 
-    def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
-        """The outputs of each of `rows` (records of the two topics in processing order, with their
-        `decode_all` records), as the reference path gives them record by record."""
-        runtime = self.runtime
-        clock = perf_counter()
-        outputs: list[list[Output]] = [[] for _ in rows]
-        joined = self._join_run(rows, records, outputs)
-        runtime.metrics["input_records"] += joined.counted
-        if joined.latest is not None and (runtime.stream_time is None or joined.latest > runtime.stream_time):
-            runtime.stream_time = joined.latest
-        if self.plain:
-            changes = joined.changes
-            columns = {name: _column(source, changes) for name, source in self.plain.items()}
-        pushed = perf_counter()
-        runtime.seconds["operators"] += pushed - clock - joined.aside  # the reference path's is in its own steps
-        if self.plain:
-            self.sink.write_columns(rows, [index for index, _ in changes], [change.key for _, change in changes],
-                                    [change.ts for _, change in changes], columns, outputs)
-        else:
-            self.sink.write(rows, joined.results, outputs)
-        runtime.seconds["encode"] += perf_counter() - pushed
-        return outputs
-
-    def _join_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None],
-                  outputs: list[list[Output]]) -> _Joined:
+    def _join_run(self, covered: Iterator[tuple[int, InputRow, DecodedRecord]], outputs: list[list[Output]]) -> list:
         """Each record of the run into the operator as JoinStage.on_event gives it, its changes
-        filtered and projected (plain path: kept); a record this path does not cover takes the
-        reference path, and one whose evaluation fails is one dead letter, both into `outputs`."""
-        runtime, task, join, process = self.runtime, self.runtime.task, self.join, self.processor.process
+        filtered and projected (plain path: kept as (index, change)); a record whose evaluation
+        fails is one dead letter in `outputs`."""
+        runtime, join, process = self.runtime, self.join, self.processor.process
         inputs, plain, resulted = self.inputs, self.plain is not None, self._resulted
-        results: list[tuple[int, Event]] = []
-        changes: list[tuple[int, Change]] = []
-        latest, counted, aside = None, 0, 0.0
-        for index, (row, record) in enumerate(zip(rows, records)):
-            if record is None or record.value is None or row.partition != task:
-                before = perf_counter()
-                outputs[index] = runtime.process_record(row)  # a dead letter, or counted as ignored
-                aside += perf_counter() - before
-                continue
-            counted += 1
-            ts = record.ts
-            if latest is None or ts > latest:
-                latest = ts
+        joined: list = []  # (index of the row, its projected result, or on the plain path its change)
+        for index, row, record in covered:
             serde, alias, port, key_column, key_of = inputs[row.topic]
             env = {alias: input_row(serde, record, row)}
             try:
@@ -166,15 +119,20 @@ class StreamStreamWithin:
                     value = env[alias].get(key_column)
                     key = None if value is None else hashable((value,)) if type(value) in _CONTAINERS else (value,)
                 join.seq += 1
-                made = process(Record._make((port, key, env, ts, join.seq, _INSERT)))
+                made = process(Record._make((port, key, env, record.ts, join.seq, _INSERT)))
                 if plain:
-                    changes.extend((index, change) for change in made)
+                    joined.extend((index, change) for change in made)
                 elif made:
-                    results.extend(resulted(index, made))
+                    joined.extend(resulted(index, made))
             except DATA_ERRORS as error:
                 runtime.metrics["evaluation_errors"] += 1
                 outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
-        return _Joined(results, changes, counted, latest, aside)
+        return joined
+
+    def _plain_columns(self, changes: list[tuple[int, Change]]) -> Columns:
+        return ([index for index, _ in changes], [change.key for _, change in changes],
+                [change.ts for _, change in changes],
+                {name: _column(source, changes) for name, source in self.plain.items()})
 
     def _resulted(self, index: int, changes: list[Change]) -> list[tuple[int, Event]]:
         """A record's changes as JoinStage gives them (joined envs), filtered and projected."""

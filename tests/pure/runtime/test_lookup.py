@@ -170,47 +170,31 @@ def state(runtime) -> tuple:
             runtime.counters(), runtime.stream_time)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-@pytest.mark.parametrize("seed", range(4))
-def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int, monkeypatch):
+def seeded_runtimes(case: Case, seed: int, monkeypatch) -> tuple:
+    """`runtimes(case)`; with an odd seed the runs are cut into many short ones."""
     if seed % 2:
-        monkeypatch.setattr(task, "RUN_LENGTH", 7)  # runs cut into many short ones
-    reference, in_runs, one_by_one = runtimes(case)
-    assert case.stream in {topic for topic in in_runs.fast_paths}, "the query should take the fast path"
-    assert (in_runs.fast_paths[case.stream].plain is not None) == case.plain
-    rows = changelog(case, reference, random.Random(seed), 600)
+        monkeypatch.setattr(task, "RUN_LENGTH", 7)
+    return runtimes(case)
 
+
+def both_paths(rows: list[InputRow], runtimes: tuple, state) -> list:
+    """Each row's outputs on the reference path, once runs through the fast path (`process_all`)
+    and its records one at a time (`process`) gave the same per row and left the same `state`."""
+    reference, in_runs, one_by_one = runtimes
     expected = [(row, reference.process_record(row)) for row in rows]
     assert list(in_runs.process_all(rows)) == expected
     assert [(row, one_by_one.process(row)) for row in rows] == expected
     assert state(in_runs) == state(reference) == state(one_by_one)
-    outputs = [item for _, items in expected for item in items]
+    return [item for _, items in expected for item in items]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("seed", range(4))
+def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int, monkeypatch):
+    three = seeded_runtimes(case, seed, monkeypatch)
+    fast_paths = three[1].fast_paths
+    assert case.stream in fast_paths, "the query should take the fast path"
+    assert (fast_paths[case.stream].plain is not None) == case.plain
+    outputs = both_paths(changelog(case, three[0], random.Random(seed), 600), three, state)
     kinds = {type(item).__name__ for item in outputs}
     assert kinds == {"Emitted", "Rejected"}, kinds  # the changelog reached both kinds of output
-
-
-def test_a_run_whose_columns_cannot_be_encoded_goes_one_by_one_with_the_same_results(monkeypatch):
-    from streamjoin.runtime import run_sink
-
-    def refuse(spec, columns):
-        raise ValueError("refused")  # as a writer refuses a value it cannot encode
-    monkeypatch.setattr(run_sink, "encode_value_columns", refuse)
-    reference, in_runs, _ = runtimes(CASES[0])
-    rows = changelog(CASES[0], reference, random.Random(5), 300)
-    assert list(in_runs.process_all(rows)) == [(row, reference.process_record(row)) for row in rows]
-    assert state(in_runs) == state(reference)
-
-
-def test_a_runtime_checkpointed_and_restored_takes_the_fast_path_again():
-    import pickle
-
-    from pyspark import cloudpickle  # how the Spark adapter checkpoints a runtime (compiled closures)
-
-    reference, fast, _ = runtimes(CASES[0])
-    rows = changelog(CASES[0], reference, random.Random(9), 200)
-    expected = [(row, reference.process_record(row)) for row in rows]
-    first = list(fast.process_all(rows[:100]))
-    restored = pickle.loads(cloudpickle.dumps(fast))
-    assert "fast_paths" not in restored.__dict__  # derived from the pipeline, never checkpointed
-    assert first + list(restored.process_all(rows[100:])) == expected
-    assert restored.fast_paths

@@ -18,11 +18,11 @@ import random
 
 import pytest
 
-from streamjoin.runtime import task
 from streamjoin.runtime.contract import REPLAY_HEADER, InputRow
 from streamjoin.runtime.stages import JoinStage
 from streamjoin.serde.formats import encode_key
-from tests.pure.runtime.test_lookup import KEYS, KSQL_SOURCES, Case, runtimes, source, value_bytes
+from tests.pure.runtime.test_lookup import (KEYS, KSQL_SOURCES, Case, both_paths, runtimes, seeded_runtimes, source,
+                                          value_bytes)
 
 VIEWS = source("views", "stream", ["id"], {"id": "STRING", "amount": "BIGINT", "note": "STRING"})
 KSQL_STREAMS = (KSQL_SOURCES[0], VIEWS)
@@ -92,51 +92,16 @@ def state(runtime) -> tuple:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 @pytest.mark.parametrize("seed", range(4))
 def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int, monkeypatch):
-    if seed % 2:
-        monkeypatch.setattr(task, "RUN_LENGTH", 7)  # runs cut into many short ones
-    reference, in_runs, one_by_one = runtimes(case)
-    path = in_runs.fast_paths.get(case.stream)
+    three = seeded_runtimes(case, seed, monkeypatch)
+    path = three[1].fast_paths.get(case.stream)
     assert path is not None and set(path.topics) == {s["topic"] for s in case.sources}, "both topics take it"
     assert (path.plain is not None) == case.plain
-    rows = inputs(case, reference, random.Random(seed), 800)
-
-    expected = [(row, reference.process_record(row)) for row in rows]
-    assert list(in_runs.process_all(rows)) == expected
-    assert [(row, one_by_one.process(row)) for row in rows] == expected
-    assert state(in_runs) == state(reference) == state(one_by_one)
-    assert in_runs.end_of_input() == reference.end_of_input()
-    outputs = [item for _, items in expected for item in items]
+    outputs = both_paths(inputs(case, three[0], random.Random(seed), 800), three, state)
+    assert three[1].end_of_input() == three[0].end_of_input()
     assert {type(item).__name__ for item in outputs} == {"Emitted", "Rejected"}  # both kinds reached
-    counts = reference.counters()
+    counts = three[0].counters()
     # Without a GRACE PERIOD the grace is Kafka Streams' legacy day: nothing here is late.
     assert (counts["late"] or "GRACE" not in case.sql) and counts["null_key"] and counts["output_records"] > 50, counts
-
-
-def test_a_run_whose_columns_cannot_be_encoded_goes_one_by_one_with_the_same_results(monkeypatch):
-    from streamjoin.runtime import run_sink
-
-    def refuse(spec, columns):
-        raise ValueError("refused")  # as a writer refuses a value it cannot encode
-    monkeypatch.setattr(run_sink, "encode_value_columns", refuse)
-    reference, in_runs, _ = runtimes(CASES[1])
-    rows = inputs(CASES[1], reference, random.Random(5), 400)
-    assert list(in_runs.process_all(rows)) == [(row, reference.process_record(row)) for row in rows]
-    assert state(in_runs) == state(reference)
-
-
-def test_a_runtime_checkpointed_and_restored_takes_the_fast_path_again():
-    import pickle
-
-    from pyspark import cloudpickle  # how the Spark adapter checkpoints a runtime (compiled closures)
-
-    reference, fast, _ = runtimes(CASES[0])
-    rows = inputs(CASES[0], reference, random.Random(9), 300)
-    expected = [(row, reference.process_record(row)) for row in rows]
-    first = list(fast.process_all(rows[:150]))
-    restored = pickle.loads(cloudpickle.dumps(fast))
-    assert "fast_paths" not in restored.__dict__  # derived from the pipeline, never checkpointed
-    assert first + list(restored.process_all(rows[150:])) == expected
-    assert restored.fast_paths
 
 
 def test_a_self_join_keeps_the_reference_path():
