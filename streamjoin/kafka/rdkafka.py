@@ -288,7 +288,9 @@ def read_range(client_config: dict, topic: str, partition: int, start: int, end:
         position, stall = start, Stall(client_config, consumer, topic)
         while position < end:
             messages = consumer.consume(num_messages=min(chunk, end - position), timeout=_RANGE_WAIT_S)
-            records = [message for message in messages if not _log_end(message)]
+            records, log_ends = [], []
+            for message in messages:
+                (log_ends if _log_end(message) else records).append(message)
             wanted = [message for message in records if message.offset() < end]
             if wanted:
                 position = wanted[-1].offset() + 1
@@ -296,8 +298,8 @@ def read_range(client_config: dict, topic: str, partition: int, start: int, end:
                 yield wanted
             if len(wanted) < len(records):  # records past the end
                 return
-            if len(records) < len(messages):  # at the log's end: nothing more before it
-                position = max(position, messages[-1].offset())
+            if log_ends:  # at the log's end: nothing more before it
+                position = max(position, log_ends[-1].offset())
             elif not messages:
                 position = max(position, consumer.position([tp])[0].offset)
                 if position < end and stall.expired():

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple
 
-from streamjoin.expr.core import column_read
 from streamjoin.operators.base import JoinType, Side
 from streamjoin.operators.stream_table import StreamTableJoin
 from streamjoin.runtime.bindings import Entry, Runtime
 from streamjoin.runtime.contract import InputRow, Output, Rejected
 from streamjoin.runtime.records import DATA_ERRORS, column_source, describe, input_row, where
-from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join
+from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join, key_column
 from streamjoin.runtime.stages import JoinStage, ProjectStage
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
@@ -69,9 +68,7 @@ class StreamTableLookup(RunPath):
         self.stream_on_left = entry.port is _LEFT
         self.key = self.join.left_key if self.stream_on_left else self.join.right_key
         # A key that is one column of the stream row is read here, without the compiled calls.
-        part = getattr(self.key, "part", None)
-        read = part and column_read(part)
-        self.key_column = read[1] if read and read[0] == self.alias else None
+        self.key_column = key_column(self.key, self.alias)
         self.filters = filters
         self.sink = RunSink(runtime, project)
         self.plain = self._plain_reads(serde)

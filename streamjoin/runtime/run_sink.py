@@ -34,6 +34,14 @@ def after_join(join: JoinStage) -> tuple[tuple, ProjectStage] | None:
     return tuple(filters), stage
 
 
+def key_column(key_of, alias: str) -> str | None:
+    """The column of `alias` that the compiled join key `key_of` is, where the key is that one
+    plain column (`compiler.key_function` keeps its one part), so a path can read it itself."""
+    part = getattr(key_of, "part", None)
+    read = part and column_read(part)
+    return read[1] if read and read[0] == alias else None
+
+
 class RunSink:
     """The projection of a fast path's results and their sink records, a run at a time. A run's
     results are encoded together; where any one cannot be, they go one by one as the reference

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple
 
-from streamjoin.expr.core import column_read
 from streamjoin.operators.base import Change, Record, RowKind, Side
 from streamjoin.operators.stream_stream import StreamStreamJoin
 from streamjoin.runtime.bindings import Entry, Runtime
 from streamjoin.runtime.contract import InputRow, Output, Rejected
 from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
-from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join
+from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join, key_column
 from streamjoin.runtime.stages import Event, JoinStage, ProjectStage
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 from streamjoin.serde.values import hashable
@@ -156,10 +155,7 @@ def _single_entry(runtime: Runtime, topic: str) -> Entry | None:
 
 def _side(runtime: Runtime, topic: str, entry: Entry, join: JoinStage) -> _Input:
     key_of = join.left_key if entry.port is _LEFT else join.right_key
-    part = getattr(key_of, "part", None)
-    read = part and column_read(part)
-    key_column = read[1] if read and read[0] == entry.alias else None
-    return _Input(runtime.inputs[topic][0], entry.alias, entry.port, key_column, key_of)
+    return _Input(runtime.inputs[topic][0], entry.alias, entry.port, key_column(key_of, entry.alias), key_of)
 
 
 def _column(source: tuple[bool, str, str], changes: list[tuple[int, Change]]) -> list:
