@@ -18,6 +18,8 @@ attempt did.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from itertools import repeat
 from typing import Callable, Iterable, Iterator, NamedTuple
@@ -76,12 +78,31 @@ RowSource = Callable[[Callable[[str], int]], Iterable["_Columns"]]
 def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int, max_bytes: int) -> int:
     if epoch_zero:
         return _send_with_kafka_python(client_config, columns, task)
-    failures: list[str] = []
-    producer = new_producer(client_config, max_bytes, failures)
-    stall = Stall(client_config, producer)
-    sent = produce_rows(producer, columns, stall)
-    await_acknowledgements(producer, sent, failures, stall)
+    key = (repr(sorted(client_config.items())), max_bytes, os.getpid(), threading.get_ident())
+    if key not in _KEPT:
+        _KEPT[key] = _kept_producer(client_config, max_bytes)
+    producer, failures = _KEPT[key]
+    failures.clear()
+    try:
+        stall = Stall(client_config, producer)
+        sent = produce_rows(producer, columns, stall)
+        await_acknowledgements(producer, sent, failures, stall)
+    except BaseException:
+        del _KEPT[key]  # it may still hold records of this write: the next write starts afresh
+        raise
     return sent
+
+
+# A process's at-least-once producers, kept between writes (a Python worker's batches): a new one
+# connects and fetches the topics' metadata again, ~5 ms a write here, more inside a loaded task.
+# One per thread, since a write reads its own delivery failures; none shared with a forked process,
+# which has none of its parent's client threads.
+_KEPT: dict[tuple, tuple[Producer, list[str]]] = {}
+
+
+def _kept_producer(client_config: dict, max_bytes: int) -> tuple[Producer, list[str]]:
+    failures: list[str] = []
+    return new_producer(client_config, max_bytes, failures), failures
 
 
 def new_producer(client_config: dict, max_bytes: int, failures: list[str], **extra) -> Producer:

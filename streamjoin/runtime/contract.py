@@ -23,9 +23,10 @@ Headers = tuple[tuple[str, bytes | None], ...]
 # 5: SerdeSpec.metadata_columns, the changelog formats' envelope columns; 6: SerdeSpec.wrap_single_key,
 # Flink's row keys; 7: SerdeSpec's topic and schemas (registry formats), the lookup join's
 # LookupJoinConfig and PostgresConnector; 8: the schema registry carried by RuntimeFactory to
-# the tasks; 9: ExprOptions.sum_starts_at_zero); a checkpoint of another format is refused (reset the query and backfill), never
+# the tasks; 9: ExprOptions.sum_starts_at_zero; 10: each store's page tokens, for the workers' page
+# caches); a checkpoint of another format is refused (reset the query and backfill), never
 # half-read. `tests/pure/runtime/test_state_format.py` notices a change that was not bumped.
-STATE_FORMAT = 9
+STATE_FORMAT = 10
 
 
 class InputRow(NamedTuple):

@@ -36,12 +36,7 @@ from streamjoin.operators.ordering import merge_in_timestamp_order
 from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
 from streamjoin.runtime.report import Laps
 from streamjoin.spark.collector import cycle_collection_paused
-from streamjoin.spark.paged_state import (
-    decode_page,
-    encode_page,
-    load_runtime,
-    save_runtime,
-)
+from streamjoin.spark.paged_state import load_runtime, save_runtime
 from streamjoin.spark.task_keys import task_of
 
 if TYPE_CHECKING:
@@ -82,15 +77,15 @@ class MapStatePages:
     def keep_runtime(self, blob: bytes) -> None:
         self.state.updateValue(RUNTIME_KEY, (blob,))
 
-    def load(self, store: str, group: int) -> dict:
+    def load(self, store: str, group: int) -> bytes | None:
         found = self.state.getValue((store, group))
-        return decode_page(None if found is None else found[0])
+        return None if found is None else found[0]
 
-    def save(self, store: str, group: int, data: dict) -> None:
-        if data:
-            self.state.updateValue((store, group), (encode_page(data),))
-        else:
+    def save(self, store: str, group: int, page: bytes | None) -> None:
+        if page is None:
             self.state.removeKey((store, group))
+        else:
+            self.state.updateValue((store, group), (page,))
 
 
 class TaskProcessor(StatefulProcessor):

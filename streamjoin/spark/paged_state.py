@@ -15,6 +15,9 @@ store (they only get/put/delete by key), so a batch touches the pages of its own
              in pages 7 and 90 of one store -> those two pages read; page 90 had a put, so only
              it is written back at save
 
+A page's writes are stamped with a token per save, listed in the runtime (`page_cache`): a Python
+worker keeps the pages it last saw and reads from Spark again only those whose token changed.
+
 How many pages: each page read or write is one call to Spark's state server (~0.5 ms here), so a
 store has about `KEYS_PER_PAGE` keys a page, in a power of two of pages up to `MAX_PAGES`. A store
 that grows past twice that is split at save (page g's keys go to g and g + n), as a hash table
@@ -33,6 +36,7 @@ from __future__ import annotations
 import io
 import pickle
 import uuid
+from array import array
 import zlib
 from collections import ChainMap
 from contextvars import ContextVar
@@ -42,6 +46,7 @@ from pyspark import cloudpickle
 
 from streamjoin.operators.base import InMemoryStore, KeyValueStore
 from streamjoin.runtime.contract import STATE_FORMAT
+from streamjoin.spark.page_cache import WORKER_PAGES, PageCache, new_token
 
 MAX_PAGES = 4096
 KEYS_PER_PAGE = 256
@@ -66,28 +71,41 @@ def page_count_for(keys: int) -> int:
 
 
 class Pages(Protocol):
-    def load(self, store: str, group: int) -> dict:
-        """The page's keys and values (empty when the page holds nothing)."""
+    def load(self, store: str, group: int) -> bytes | None:
+        """The page as saved (`encode_page`); None when the page holds nothing."""
 
-    def save(self, store: str, group: int, data: dict) -> None:
-        """Replace the page (an empty dict removes it)."""
+    def save(self, store: str, group: int, page: bytes | None) -> None:
+        """Replace the page (None removes it)."""
 
 
 class PagedStore(KeyValueStore):
     """A store whose pages are loaded on first use; `loaded` are the pages this batch touched,
-    `changed` those it put to or deleted from; `size` counts its keys."""
+    `changed` those it put to or deleted from; `size` counts its keys; `tokens` the token of each
+    page's last write (0: never written)."""
 
-    def __init__(self, store_id: str, pages: Pages, page_count: int, size: int) -> None:
-        self.store_id, self.pages = store_id, pages
-        self.page_count, self.size = page_count, size
+    def __init__(self, store_id: str, pages: Pages, page_count: int, size: int, tokens: array,
+                 cache: PageCache) -> None:
+        self.store_id, self.pages, self.cache = store_id, pages, cache
+        self.page_count, self.size, self.tokens = page_count, size, tokens
         self.loaded: dict[int, dict] = {}
         self.changed: set[int] = set()
 
     def _page(self, group: int) -> dict:
         data = self.loaded.get(group)
         if data is None:
-            data = self.loaded[group] = self.pages.load(self.store_id, group)
+            data = self.loaded[group] = self._fetch(group)
         return data
+
+    def _fetch(self, group: int) -> dict:
+        token = self.tokens[group]
+        if not token:
+            return {}
+        page = self.cache.take(self.store_id, group, token)
+        if page is None:
+            page = self.pages.load(self.store_id, group)
+            if page is not None:
+                self.cache.keep(self.store_id, group, token, page)
+        return decode_page(page)
 
     def get(self, key: Hashable, default: Any = None) -> Any:
         return self._page(page_of(key, self.page_count)).get(key, default)
@@ -121,23 +139,28 @@ class PagedStore(KeyValueStore):
         split: dict[int, dict] = {group: {} for group in range(self.page_count)}  # empty ones are removed
         for key, value in entries:
             split[page_of(key, self.page_count)][key] = value
-        self.loaded, self.changed = split, set(split)
+        self.loaded, self.changed, self.tokens = split, set(split), unwritten(self.page_count)
         return split
+
+
+def unwritten(page_count: int) -> array:
+    """The tokens of pages never written."""
+    return array("Q", bytes(8 * page_count))
 
 
 _MISSING = object()
 
 
-def _store_pages(store: KeyValueStore) -> tuple[dict[int, dict], int, int]:
-    """What to write of a store, its page count and its key count: a paged store's changed pages,
-    a fresh in-memory store's non-empty ones."""
+def _store_pages(store: KeyValueStore) -> tuple[dict[int, dict], int, array]:
+    """What to write of a store, its key count and its pages' tokens before this save: a paged
+    store's changed pages, a fresh in-memory store's non-empty ones."""
     if isinstance(store, PagedStore):
-        return store.pages_to_write(), store.page_count, store.size
+        return store.pages_to_write(), store.size, store.tokens
     count = page_count_for(len(store))
     pages: dict[int, dict] = {}
     for key, value in store.items():
         pages.setdefault(page_of(key, count), {})[key] = value
-    return pages, count, len(store)
+    return pages, len(store), unwritten(count)
 
 
 class _StatePickler(cloudpickle.Pickler):
@@ -146,8 +169,8 @@ class _StatePickler(cloudpickle.Pickler):
     `persistent_id` hook would be a Python call for every object pickled (a window join's
     timers alone are ~1M objects at 1M records)."""
 
-    def __init__(self, file, pages: Pages) -> None:
-        self.pages = pages
+    def __init__(self, file, pages: Pages, cache: PageCache) -> None:
+        self.pages, self.cache, self.token = pages, cache, new_token()
         # read by the C pickler when it is initialised, so set first
         self.dispatch_table = ChainMap({InMemoryStore: self._reduce_store, PagedStore: self._reduce_store},
                                        cloudpickle.Pickler.dispatch_table)
@@ -156,17 +179,22 @@ class _StatePickler(cloudpickle.Pickler):
     def _reduce_store(self, store: KeyValueStore) -> tuple:
         # once per store (the pickler's memo): a store shared by two operators stays one store
         store_id = store.store_id if isinstance(store, PagedStore) else uuid.uuid4().hex
-        pages, page_count, size = _store_pages(store)
-        for group, data in pages.items():
-            self.pages.save(store_id, group, data)
-        return _open_store, (store_id, page_count, size)
+        changed, size, tokens = _store_pages(store)
+        for group, data in changed.items():
+            page = encode_page(data) if data else None
+            self.pages.save(store_id, group, page)
+            tokens[group] = self.token
+            if page is not None:
+                self.cache.keep(store_id, group, self.token, page)
+        return _open_store, (store_id, len(tokens), size, tokens)
 
 
-_opening: ContextVar[Pages] = ContextVar("pages of the runtime being loaded")
+_opening: ContextVar[tuple[Pages, PageCache]] = ContextVar("pages of the runtime being loaded")
 
 
-def _open_store(store_id: str, page_count: int, size: int) -> PagedStore:
-    return PagedStore(store_id, _opening.get(), page_count, size)
+def _open_store(store_id: str, page_count: int, size: int, tokens: array) -> PagedStore:
+    pages, cache = _opening.get()
+    return PagedStore(store_id, pages, page_count, size, tokens, cache)
 
 
 class CheckpointIncompatible(RuntimeError):
@@ -184,25 +212,26 @@ def incompatible(found: str, where: str = "the checkpoint") -> CheckpointIncompa
         "its reset_<query> job in Dagster, or delete the query's folder in <STREAMJOIN_HOME>/checkpoints")
 
 
-def save_runtime(runtime: Any, pages: Pages) -> bytes:
-    """Write the stores' touched pages to `pages`; return the rest of the runtime, pickled, after
-    a line naming its layout (`STATE_FORMAT`)."""
+def save_runtime(runtime: Any, pages: Pages, cache: PageCache = WORKER_PAGES) -> bytes:
+    """Write the stores' touched pages to `pages` (and keep them in `cache`); return the rest of
+    the runtime, pickled, after a line naming its layout (`STATE_FORMAT`)."""
     buffer = io.BytesIO()
     buffer.write(b"%b%d\n" % (_FORMAT_MARK, STATE_FORMAT))
-    _StatePickler(buffer, pages).dump(runtime)
+    _StatePickler(buffer, pages, cache).dump(runtime)
     return buffer.getvalue()
 
 
-def load_runtime(blob: bytes, pages: Pages) -> Any:
-    """The runtime `save_runtime` wrote, its stores reading `pages`; CheckpointIncompatible when
-    it was written in another layout (a runtime saved before formats were named is format 1)."""
+def load_runtime(blob: bytes, pages: Pages, cache: PageCache = WORKER_PAGES) -> Any:
+    """The runtime `save_runtime` wrote, its stores reading `cache` or else `pages`;
+    CheckpointIncompatible when it was written in another layout (a runtime saved before formats
+    were named is format 1)."""
     found = 1
     if blob.startswith(_FORMAT_MARK):
         line, _, blob = blob.partition(b"\n")
         found = int(line[len(_FORMAT_MARK):])
     if found != STATE_FORMAT:
         raise incompatible(str(found))
-    token = _opening.set(pages)
+    token = _opening.set((pages, cache))
     try:
         return pickle.loads(blob)
     finally:

@@ -128,6 +128,7 @@ class FakeMessage:
 def producer(monkeypatch):
     """Which FakeProducer the next produce_arrow makes: `producer(**settings)`."""
     FakeProducer.made = []
+    monkeypatch.setattr(rdkafka, "_KEPT", {})  # none kept from an earlier test's writes
 
     def use(**settings):
         monkeypatch.setattr(rdkafka, "Producer", lambda config: FakeProducer(config, **settings))
@@ -161,6 +162,19 @@ def test_librdkafka_gets_positional_arguments_and_reports_only_failed_deliveries
         ("out", b"1", b"k", -1, None, None, 5, {REPLAY_HEADER: b"w:7:3.0"}),
         ("out", b"2", None, (3 + 1) % 2, None, None, 0, [("origin", b"x"), (REPLAY_HEADER, b"w:7:3.1")]),
         ("out", b"3", b"m", -1, None, None, 7, {REPLAY_HEADER: b"w:7:3.2"})]
+
+
+def test_a_process_keeps_its_producer_between_writes_until_one_fails(producer):
+    config = {"bootstrap_servers": ["b:9092"]}
+    assert produce_sink_as_columns(config, "w", 1) == produce_sink_as_arrow(config, "w", 2) == 3
+    assert len(FakeProducer.made) == 1 and len(FakeProducer.made[0].produced) == 6
+    FakeProducer.made[0].fail = KafkaError(KafkaError._MSG_TIMED_OUT)
+    with pytest.raises(rdkafka.ProduceFailed):
+        produce_sink_as_columns(config, "w", 3)
+    assert produce_sink_as_columns(config, "w", 3) == 3  # the replay: a new producer, nothing failed
+    assert len(FakeProducer.made) == 2 and len(FakeProducer.made[1].produced) == 3
+    produce_sink_as_columns({"bootstrap_servers": ["c:9092"]}, "w", 4)  # other servers: their own
+    assert len(FakeProducer.made) == 3
 
 
 def test_a_full_local_queue_is_drained_and_the_record_sent_again(producer):

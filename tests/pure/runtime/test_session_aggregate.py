@@ -4,7 +4,6 @@ late rows, HAVING and EMIT FINAL. Times in the tables are seconds (rows are prod
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 
 import pytest
@@ -23,6 +22,7 @@ from streamjoin.runner.planned import plan_case
 from streamjoin.runtime.sessions import SessionAggregateStage
 from streamjoin.runtime.stages import Event
 from streamjoin.spark.paged_state import load_runtime, save_runtime
+from tests.pure.spark.test_paged_state import DictPages
 
 SETUP = [("CREATE STREAM clicks (user STRING KEY, page STRING, amount INT) "
           "WITH (kafka_topic='clicks', value_format='JSON');")]
@@ -165,7 +165,7 @@ STAGE_CASES = {
 
 @pytest.mark.parametrize("name", STAGE_CASES)
 def test_session_stage(name):
-    case, stage, pages = STAGE_CASES[name], _stage(), _Pages()
+    case, stage, pages = STAGE_CASES[name], _stage(), DictPages()
     out = []
     for event in case.events:
         out += stage.on_event(event, Side.LEFT)
@@ -174,14 +174,6 @@ def test_session_stage(name):
     assert dict(stage.metrics) == case.metrics
 
 
-class _Pages(dict):
-    """The Spark adapter's key-group pages, in a dict."""
-
-    def load(self, store: str, group: int) -> dict:
-        return pickle.loads(self[(store, group)]) if (store, group) in self else {}
-
-    def save(self, store: str, group: int, data: dict) -> None:
-        self[(store, group)] = pickle.dumps(data)
 
 
 def test_end_of_input_closes_every_session():

@@ -7,7 +7,6 @@ one page per store, however large the state.
 
 from __future__ import annotations
 
-import pickle
 
 import pytest
 
@@ -17,6 +16,7 @@ from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoi
 from streamjoin.operators.table_table import TableTableJoin, TableTableJoinConfig
 from streamjoin.operators.window_tvf_join import WindowTvfJoin, WindowTvfJoinConfig
 from streamjoin.runtime.contract import STATE_FORMAT
+from streamjoin.spark.page_cache import PageCache
 from streamjoin.spark.paged_state import (
     KEYS_PER_PAGE,
     CheckpointIncompatible,
@@ -34,16 +34,16 @@ class DictPages:
         self.data: dict[tuple[str, int], bytes] = {}
         self.reads = self.writes = 0
 
-    def load(self, store: str, group: int) -> dict:
+    def load(self, store: str, group: int) -> bytes | None:
         self.reads += 1
-        return pickle.loads(self.data[(store, group)]) if (store, group) in self.data else {}
+        return self.data.get((store, group))
 
-    def save(self, store: str, group: int, data: dict) -> None:
+    def save(self, store: str, group: int, page: bytes | None) -> None:
         self.writes += 1
-        if data:
-            self.data[(store, group)] = pickle.dumps(data)
-        else:
+        if page is None:
             self.data.pop((store, group), None)
+        else:
+            self.data[(store, group)] = page
 
 
 def updates(n: int, keys: int) -> list[Record]:
@@ -88,7 +88,7 @@ def test_a_batch_reads_and_writes_only_the_pages_of_its_keys():
     assert len(blob) < 20_000  # the runtime without its stores (the join's state is in the pages)
 
     pages.reads = pages.writes = 0
-    join = load_runtime(blob, pages)
+    join = load_runtime(blob, pages, PageCache())  # another worker: no page in memory
     assert isinstance(join.tables[0], PagedStore) and not join.tables[0].loaded
     out = join.process_all([Record(Side.RIGHT, "k42", {"v": -1}, 50_000)])
     # k42 had only left rows (even i: 42, 5042, 10042, 15042); the right row joins the latest
@@ -98,6 +98,63 @@ def test_a_batch_reads_and_writes_only_the_pages_of_its_keys():
     # store's page changed, so only it is written back
     assert (pages.reads, pages.writes) == (2, 1)
     assert {group for _, group in pages.data} >= {key_hash("k42") & 15}
+
+
+@pytest.mark.parametrize("name", OPERATORS)
+def test_workers_taking_batches_in_turns_and_retried_batches_equal_one_uninterrupted_run(name):
+    # Batches alternate between two workers' page caches, as Spark hands a task's batches to
+    # its workers; every third batch is first run on a copy of the state and thrown away (a failed
+    # attempt: its pages and tokens written, its commit lost), then run again from the last commit.
+    new_operator = OPERATORS[name]
+    records = updates(3000, 500) + [Record(Side.LEFT, f"k{k}", None, 9000 + k) for k in range(0, 500, 7)]
+    whole = new_operator().process_all(records)
+    pages, workers, blob, batched = DictPages(), (PageCache(), PageCache()), None, []
+    for n, start in enumerate(range(0, len(records), 250)):
+        batch, worker = records[start:start + 250], workers[n % 2]
+        if n % 3 == 2:
+            attempt = DictPages()
+            attempt.data = dict(pages.data)
+            load_runtime(blob, attempt, worker).process_all(batch)  # changes values in place, then fails
+            save_runtime(load_runtime(blob, attempt, worker), attempt, worker)
+        operator = new_operator() if blob is None else load_runtime(blob, pages, worker)
+        batched += operator.process_all(batch)
+        blob = save_runtime(operator, pages, worker)
+    assert batched == whole and len(whole) > 1000
+
+
+def test_a_worker_reads_again_only_the_pages_written_since_it_kept_them():
+    # worker A saves 16 pages of each store; worker B reads k42's two pages and rewrites the
+    # right store's; worker A then reads that one page, and every other page from memory.
+    pages, (a, b) = DictPages(), (PageCache(), PageCache())
+    join = new_join()
+    join.process_all(updates(20_000, 5_000))
+    blob = save_runtime(join, pages, a)
+    pages.reads = 0
+    join = load_runtime(blob, pages, a)
+    assert join.process_all([Record(Side.RIGHT, "k7", {"v": -1}, 50_000)])
+    assert pages.reads == 0  # its own pages: none read
+    join = load_runtime(blob, pages, b)
+    join.process_all([Record(Side.RIGHT, "k42", {"v": -1}, 50_000)])
+    blob = save_runtime(join, pages, b)
+    assert pages.reads == 2
+    join = load_runtime(blob, pages, a)
+    out = join.process_all([Record(Side.LEFT, "k42", {"v": -2}, 50_001)] +
+                           [Record(Side.LEFT, f"k{k}", {"v": -3}, 50_002) for k in range(1, 5_000, 50)])
+    assert pages.reads == 3  # the right page B rewrote
+    assert ({"v": -2}, {"v": -1}) in [(c.left, c.right) for c in out]
+
+
+def test_the_page_cache_keeps_its_bound_dropping_the_oldest_pages():
+    cache = PageCache(max_bytes=10)
+    cache.keep("s", 0, 1, b"aaaa")
+    cache.keep("s", 1, 1, b"bbbb")
+    cache.keep("s", 2, 1, b"cccc")  # 12 bytes: page 0 goes
+    assert (cache.take("s", 0, 1), cache.take("s", 1, 1), cache.take("s", 2, 1)) == (None, b"bbbb", b"cccc")
+    assert cache.take("s", 1, 2) is None  # another write's token
+    cache.keep("s", 1, 2, b"b2")
+    assert (cache.size, cache.take("s", 1, 2)) == (6, b"b2")
+    cache.keep("s", 3, 1, b"x" * 11)  # larger than the bound: not kept
+    assert (cache.size, cache.take("s", 3, 1)) == (6, None)
 
 
 def test_a_store_shared_by_two_operators_stays_one_store():

@@ -1,0 +1,68 @@
+"""Store pages a Python worker keeps between micro-batches, so a batch does not read again from
+Spark's state server a page it holds as that page was last written.
+
+Every write of a page is stamped with a token drawn for that save, and the runtime saved beside
+the pages lists each page's token (0: never written, so empty). A page is taken from here only
+when its token equals the one the loaded runtime lists, so the cache never answers with another
+version than the checkpoint's:
+
+    worker A, batch 1  table pages 0..31 written with token t1, kept here as (page, t1)
+    worker B, batch 2  its own cache is empty: reads the pages and keeps them; a table update
+                       rewrites page 5 with token t2
+    worker A, batch 3  the runtime lists page 5 at t2, the others at t1: A reads page 5 alone
+    a retried batch    its runtime lists the tokens of the last committed save; pages a failed
+                       attempt wrote carry tokens drawn for that attempt, so they are read anew
+
+Spark hands a task's batches to its workers in turns, so a cache of the last batch alone misses
+every other batch; per-page tokens keep every page no one has changed since.
+
+Pages are kept as the bytes written, never as the objects a batch works on: nothing a batch
+changes in place after (or without) saving can reach another batch through here. A worker keeps
+at most `MAX_BYTES`, the oldest kept pages going first.
+"""
+
+from __future__ import annotations
+
+import os
+
+MAX_BYTES = 64 << 20
+
+
+def new_token() -> int:
+    """A save's token: random, never 0 (the mark of a page never written)."""
+    return int.from_bytes(os.urandom(8), "little") | 1
+
+
+class PageCache:
+    """Pages by (store id, page), each with the token of the write it is."""
+
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.pages: dict[tuple[str, int], tuple[int, bytes]] = {}
+        self.size = 0
+
+    def take(self, store: str, group: int, token: int) -> bytes | None:
+        """The page as written with `token`; None when not held."""
+        found = self.pages.get((store, group))
+        return found[1] if found is not None and found[0] == token else None
+
+    def keep(self, store: str, group: int, token: int, page: bytes) -> None:
+        """Hold `page` as written with `token`, dropping the oldest pages past the bound."""
+        old = self.pages.pop((store, group), None)
+        if old is not None:
+            self.size -= len(old[1])
+        if len(page) > self.max_bytes:
+            return
+        self.pages[(store, group)] = (token, page)
+        self.size += len(page)
+        while self.size > self.max_bytes:  # dicts keep insertion order: the first is the oldest
+            _, dropped = self.pages.pop(next(iter(self.pages)))
+            self.size -= len(dropped)
+
+    def clear(self) -> None:
+        self.pages.clear()
+        self.size = 0
+
+
+# One per worker process: the pages outlive the task that wrote them.
+WORKER_PAGES = PageCache()
