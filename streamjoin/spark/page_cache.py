@@ -24,6 +24,7 @@ at most `MAX_BYTES`, the oldest kept pages going first.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 
 MAX_BYTES = 64 << 20
 
@@ -38,7 +39,7 @@ class PageCache:
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        self.pages: dict[tuple[str, int], tuple[int, bytes]] = {}
+        self.pages: OrderedDict[tuple[str, int], tuple[int, bytes]] = OrderedDict()
         self.size = 0
 
     def take(self, store: str, group: int, token: int) -> bytes | None:
@@ -55,8 +56,8 @@ class PageCache:
             return
         self.pages[(store, group)] = (token, page)
         self.size += len(page)
-        while self.size > self.max_bytes:  # dicts keep insertion order: the first is the oldest
-            _, dropped = self.pages.pop(next(iter(self.pages)))
+        while self.size > self.max_bytes:
+            _, (_, dropped) = self.pages.popitem(last=False)
             self.size -= len(dropped)
 
     def clear(self) -> None:
