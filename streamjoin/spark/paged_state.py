@@ -183,7 +183,7 @@ class _StatePickler(cloudpickle.Pickler):
         for group, data in changed.items():
             page = encode_page(data) if data else None
             self.pages.save(store_id, group, page)
-            tokens[group] = self.token
+            tokens[group] = 0 if page is None else self.token  # an emptied page is never read again
             if page is not None:
                 self.cache.keep(store_id, group, self.token, page)
         return _open_store, (store_id, len(tokens), size, tokens)
