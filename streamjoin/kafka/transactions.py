@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 
-from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka import KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from streamjoin.kafka.client import rdkafka_config
@@ -125,7 +127,19 @@ def marker_topic(query: str, step: str) -> str:
 
 
 class TransactionalBatchProducer:
-    """Produces one task's results of one batch exactly once (see the module docstring)."""
+    """Produces one task's results of one batch exactly once (see the module docstring).
+
+    Steps 1 and 2 (the marker partition, a producer, `init_transactions`, the last marker: ~80 ms
+    and more right after a commit) need nothing of the results, so a task may start them when its
+    batch starts (`open_early`) and they run while it processes:
+
+        0 ms     open_early(7): a background thread inits the producer and reads the marker
+        0-90 ms  the task decodes, joins and encodes its batch
+        90 ms    produce_columns(7, ...): takes the opened producer (done), produces, commits
+
+    Fencing keeps this exactly-once: once `init_transactions` returned, any other producer of the
+    id is fenced and its transaction settled, and a later one would fence this one and fail its
+    commit, so the marker read then is still the last committed one when the batch commits."""
 
     def __init__(self, client_config: dict, identity: TaskIdentity, max_bytes: int = KAFKA_DEFAULT_LIMIT,
                  timeout_s: float = STALL_TIMEOUT_S) -> None:
@@ -133,6 +147,37 @@ class TransactionalBatchProducer:
         self.identity = identity
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
+        self.opening: tuple[int, Future] | None = None
+
+    def open_early(self, batch: int) -> None:
+        """Starts steps 1 and 2 for `batch` in the background (`produce_columns` takes them up)."""
+        self.opening = (batch, _background().submit(self._open, batch))
+
+    def _opened(self, batch: int) -> tuple[Producer, list[str], int | None]:
+        opening, self.opening = self.opening, None
+        return opening[1].result() if opening is not None and opening[0] == batch else self._open(batch)
+
+    def _open(self, batch: int) -> tuple[Producer, list[str], int | None]:
+        """Steps 1 and 2: the producer, its failed deliveries, and the records of `batch` when an
+        earlier attempt committed it (else None)."""
+        ensure_marker_partition(self.client_config, self.identity, self.timeout_s)
+        failures: list[str] = []
+        producer = new_producer(self.client_config, self.max_bytes, failures,
+                                **{"transactional.id": self.identity.transactional_id, "enable.idempotence": True,
+                                   "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS})
+        try:
+            producer.init_transactions(self.timeout_s)
+            marker = last_marker(self.client_config, self.identity, self.timeout_s)
+        except (KafkaException, ProduceFailed) as error:
+            raise self._failed(batch, error, producer) from None
+        return producer, failures, self.identity.committed(marker, batch)
+
+    def _failed(self, batch: int, error: Exception, producer: Producer) -> ProduceFailed:
+        """The one-line error of a failed write, its transaction aborted and the marker topic
+        looked up again by the retry (a topic deleted meanwhile, a query reset, is made again)."""
+        _MARKER_PARTITIONS.pop(_marker_topic_seen(self.client_config, self.identity), None)
+        _abort(producer, self.timeout_s)
+        return ProduceFailed(f"{self.identity.transactional_id}: batch {batch} not committed: {_reason(error)}")
 
     def produce_columns(self, batch: int, topics: list, keys: list, values: list, timestamps: list,
                         headers: list) -> int:
@@ -143,16 +188,10 @@ class TransactionalBatchProducer:
         if 0 in timestamps:  # librdkafka reads 0 as "now": such a write keeps kafka-python's at-least-once path
             return produce_columns(self.client_config, topics, keys, values, timestamps, headers,
                                    identity.writer_id, batch, identity.task, self.max_bytes)
-        ensure_marker_partition(self.client_config, identity, self.timeout_s)
-        failures: list[str] = []
-        producer = new_producer(self.client_config, self.max_bytes, failures,
-                                **{"transactional.id": identity.transactional_id, "enable.idempotence": True,
-                                   "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS})
+        producer, failures, done = self._opened(batch)
+        if done is not None:
+            return done
         try:
-            producer.init_transactions(self.timeout_s)
-            done = identity.committed(last_marker(self.client_config, identity, self.timeout_s), batch)
-            if done is not None:
-                return done
             producer.begin_transaction()
             stall = Stall(self.client_config, producer)  # brokers gone: KafkaUnreachable (the broker aborts)
             sent = produce_rows(producer, columns_of(topics, keys, values, timestamps, headers,
@@ -163,9 +202,19 @@ class TransactionalBatchProducer:
             producer.commit_transaction(self.timeout_s)
             return sent
         except (KafkaException, ProduceFailed) as error:
-            _MARKER_PARTITIONS.pop(_marker_topic_seen(self.client_config, identity), None)
-            _abort(producer, self.timeout_s)
-            raise ProduceFailed(f"{identity.transactional_id}: batch {batch} not committed: {_reason(error)}") from None
+            raise self._failed(batch, error, producer) from None
+        except SystemError as error:
+            # Fenced while flush() serves delivery reports: confluent-kafka raises the fatal
+            # KafkaException from inside the report's callback, as a SystemError caused by it.
+            if not isinstance(error.__cause__, KafkaException):
+                raise
+            raise self._failed(batch, error.__cause__, producer) from None
+
+
+@cache
+def _background() -> ThreadPoolExecutor:
+    """The threads that open transactions early: made on first use, in the task's own process."""
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="streamjoin-transactions")
 
 
 def _abort(producer, timeout_s: float) -> None:

@@ -125,6 +125,7 @@ class TaskProcessor(StatefulProcessor):
         import pandas as pd  # see the class docstring
 
         lap = Laps()
+        early = self.sink.open_early(task) if self.sink is not None else None  # runs while the batch does
         saved = self.pages.runtime()
         runtime: TaskRuntime = self.new_runtime(task) if saved is None else load_runtime(saved, self.pages)
         runtime.seconds.clear()  # this batch's profile only
@@ -141,7 +142,7 @@ class TaskProcessor(StatefulProcessor):
         lap("state_write")
         sent: dict = {}
         if self.sink is not None:  # results and dead letters leave from here (`task_sink`)
-            out, sent = self.sink.emit(out, task)
+            out, sent = self.sink.emit(out, task, early)
             runtime.metrics["dead_letters"] += sent["refused_by_kafka"] + sent["rejected_by_table"]
             lap("produce")
             packed = pd.DataFrame(out, columns=COLUMNS)

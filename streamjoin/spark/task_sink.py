@@ -59,12 +59,24 @@ class TaskSink:
     def _table(self):
         return None if self.table is None else pickle.loads(self.table)
 
-    def emit(self, rows: list[tuple], task: int) -> tuple[list[tuple], dict]:
+    def open_early(self, task: int):
+        """With `transactions`, the task's producer of this batch with its transaction's set-up
+        already started (`TransactionalBatchProducer.open_early`), for `emit` to take up; None
+        without, or before this process has written a batch of this writer (whose record limit
+        it takes: it is known only once the results are)."""
+        max_bytes = _LAST_LIMITS.get(self.writer_id) if self.transactions is not None else None
+        batch_id = _batch_id() if max_bytes is not None else None
+        if batch_id is None:
+            return None
+        producer = self._transactional(task, max_bytes)
+        producer.open_early(int(batch_id))
+        return producer
+
+    def emit(self, rows: list[tuple], task: int, early=None) -> tuple[list[tuple], dict]:
         """The packed rows for Spark (see the module docstring) and the task's figures: produced,
         refused_by_kafka, rejected_by_table, table_rows (packed) and their table_schema
-        (`delta.rows.schema_figure`), dead_letter_rows (packed: all of the batch's, the runtime's too)."""
-        from pyspark import TaskContext
-
+        (`delta.rows.schema_figure`), dead_letter_rows (packed: all of the batch's, the runtime's too).
+        `early`: what `open_early` returned at the batch's start."""
         from streamjoin.kafka.limits import oversized, topic_limit
 
         sink = [row for row in rows if row[0] == SINK]
@@ -78,8 +90,8 @@ class TaskSink:
             rejected = dict(rejections)
             sink, unfit = _split(sink, rejected, keep_value=True)
             too_large += unfit
-        batch_id = TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)
-        produced = self._produce(sink, batch_id, task, min(limits.values(), default=0))
+        batch_id = _batch_id()
+        produced = self._produce(sink, batch_id, task, min(limits.values(), default=0), early)
         packed = [] if table_rows is None else [_packed_row(TABLE_ROWS, table_rows)]
         dead += too_large
         if self.dead_letters is not None and dead:
@@ -92,19 +104,24 @@ class TaskSink:
             figures.update(table_rows=table_rows.num_rows, table_schema=schema_figure(table_rows.schema))
         return packed, figures
 
-    def _produce(self, sink: list[tuple], batch_id, task: int, max_bytes: int) -> int:
+    def _produce(self, sink: list[tuple], batch_id, task: int, max_bytes: int, early) -> int:
         if not sink:
             return 0
         from streamjoin.kafka.rdkafka import produce_columns
 
         columns = [[row[i] for row in sink] for i in (1, 2, 3, 4, 9)]  # topics, keys, values, timestamps, headers
         if self.transactions is not None and batch_id is not None:
-            from streamjoin.kafka.transactions import TaskIdentity, TransactionalBatchProducer
-
-            identity = TaskIdentity(*self.transactions, task, self.writer_id)
-            return TransactionalBatchProducer(self.client_config, identity, max_bytes).produce_columns(
-                int(batch_id), *columns)
+            _LAST_LIMITS[self.writer_id] = max_bytes
+            producer = early if early is not None and early.max_bytes == max_bytes else self._transactional(
+                task, max_bytes)
+            return producer.produce_columns(int(batch_id), *columns)
         return produce_columns(self.client_config, *columns, self.writer_id, batch_id, task, max_bytes=max_bytes)
+
+    def _transactional(self, task: int, max_bytes: int):
+        from streamjoin.kafka.transactions import TaskIdentity, TransactionalBatchProducer
+
+        identity = TaskIdentity(*self.transactions, task, self.writer_id)
+        return TransactionalBatchProducer(self.client_config, identity, max_bytes)
 
     def _dead_letters(self, dead: list[tuple], batch_id, task: int):
         """Produces the dead letters to their topic; their rows, as Arrow, for the Delta table."""
@@ -122,6 +139,17 @@ class TaskSink:
                         [dead_letter_json(row) for row in letters], [row["timestamp"] for row in letters],
                         [None] * len(letters), f"{self.writer_id}/dead-letters", batch_id, task)
         return pa.Table.from_pylist(letters, schema=DEAD_LETTER_ARROW_SCHEMA)
+
+
+# writer id -> the record limit of its last transactional write in this process (`open_early`).
+_LAST_LIMITS: dict[str, int] = {}
+
+
+def _batch_id() -> str | None:
+    """The micro-batch of the running Spark task (None outside a streaming query's batch)."""
+    from pyspark import TaskContext
+
+    return TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)
 
 
 def _split(sink: list[tuple], failed: dict[int, str], keep_value: bool) -> tuple[list[tuple], list[tuple]]:

@@ -34,10 +34,19 @@ def results(batch: int, count: int = 5) -> dict:
             "timestamps": [1000 + n for n in range(count)], "headers": [None] * count}
 
 
-def produce(config: dict, identity: TaskIdentity, topic: str, batch: int) -> int:
+def produce(config: dict, identity: TaskIdentity, topic: str, batch: int, early: bool = False) -> int:
+    """The batch's results through a new producer; `early`: its transaction opened at once
+    (`open_early`), as a task does at its batch's start."""
+    producer = TransactionalBatchProducer(config, identity, timeout_s=20)
+    if early:
+        producer.open_early(batch)
+    return write(producer, topic, batch)
+
+
+def write(producer: TransactionalBatchProducer, topic: str, batch: int) -> int:
     rows = results(batch)
-    return TransactionalBatchProducer(config, identity, timeout_s=20).produce_columns(
-        batch, [topic] * len(rows["keys"]), rows["keys"], rows["values"], rows["timestamps"], rows["headers"])
+    return producer.produce_columns(batch, [topic] * len(rows["keys"]), rows["keys"], rows["values"],
+                                    rows["timestamps"], rows["headers"])
 
 
 def values(config: dict, topic: str, committed: bool = True) -> list[bytes]:
@@ -83,6 +92,23 @@ def test_a_batch_commits_once_and_its_replay_produces_nothing(kafka, unique_topi
     again = TaskIdentity("q", unique_topic, 0, "q@e2")  # a new checkpoint: its batch 0 is new
     assert produce(kafka, again, unique_topic, 0) == 5
     assert len(values(kafka, unique_topic)) == 15
+
+
+def test_a_transaction_opened_early_commits_once_and_a_later_producer_of_its_id_fences_it(kafka, unique_topic):
+    admin.create_topics(kafka["bootstrap_servers"][0], {unique_topic: 1})
+    identity = TaskIdentity("q", unique_topic, 0, "q@e1")
+    assert produce(kafka, identity, unique_topic, 0, early=True) == 5
+    assert produce(kafka, identity, unique_topic, 0, early=True) == 5, "the replay is recognised"
+    opened = TransactionalBatchProducer(kafka, identity, timeout_s=20)
+    opened.open_early(1)
+    opened.opening[1].result()  # initialised and its marker read, while the batch is processed
+    zombie = open_attempt(kafka, identity, unique_topic, 1)  # meanwhile another producer of the id starts
+    with pytest.raises(ProduceFailed, match="batch 1 not committed"):
+        write(opened, unique_topic, 1)  # fenced: its commit cannot go through
+    assert produce(kafka, identity, unique_topic, 1, early=True) == 5, "the retry aborts the zombie's and commits"
+    with pytest.raises(KafkaException):
+        zombie.commit_transaction(20)
+    assert sorted(values(kafka, unique_topic)) == sorted(results(0)["values"] + results(1)["values"]), "each once"
 
 
 def test_a_killed_attempt_is_aborted_and_a_zombie_is_fenced(kafka, unique_topic):
