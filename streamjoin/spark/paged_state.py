@@ -36,8 +36,8 @@ from __future__ import annotations
 import io
 import pickle
 import uuid
-from array import array
 import zlib
+from array import array
 from collections import ChainMap
 from contextvars import ContextVar
 from typing import Any, Hashable, Iterator, Protocol
