@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,8 +64,10 @@ class LoopbackCluster:
         services.terminate(pid, kraft.MARKER)
 
     def stop(self) -> None:
-        for node_id in list(self._processes):
-            self.stop_node(node_id)
+        """Stops every node at once: stopped in turn, the last ones each wait out their shutdown
+        timeout for a controller quorum that is already gone (three here: 10 s in turn, 5 s at once)."""
+        with ThreadPoolExecutor(max(len(self._processes), 1)) as pool:
+            list(pool.map(self.stop_node, list(self._processes)))
 
     def leader(self, topic: str, partition: int) -> int:
         """The node id leading a partition now."""

@@ -18,8 +18,6 @@ attempt did.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from itertools import repeat
 from typing import Callable, Iterable, Iterator, NamedTuple
@@ -29,6 +27,7 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from streamjoin.kafka.client import END_OF_LOG_WAIT_MS, rdkafka_config
+from streamjoin.kafka.kept import KeptProducers
 from streamjoin.kafka.limits import KAFKA_DEFAULT_LIMIT
 from streamjoin.kafka.murmur2 import choose_partition
 from streamjoin.kafka.stall import STALL_TIMEOUT_S, Stall
@@ -78,26 +77,21 @@ RowSource = Callable[[Callable[[str], int]], Iterable["_Columns"]]
 def _send(client_config: dict, columns: RowSource, epoch_zero: bool, task: int, max_bytes: int) -> int:
     if epoch_zero:
         return _send_with_kafka_python(client_config, columns, task)
-    key = (repr(sorted(client_config.items())), max_bytes, os.getpid(), threading.get_ident())
-    if key not in _KEPT:
-        _KEPT[key] = _kept_producer(client_config, max_bytes)
-    producer, failures = _KEPT[key]
+    key = (repr(sorted(client_config.items())), max_bytes)
+    producer, failures = _KEPT.take(key, lambda: _kept_producer(client_config, max_bytes))
     failures.clear()
     try:
         stall = Stall(client_config, producer)
         sent = produce_rows(producer, columns, stall)
         await_acknowledgements(producer, sent, failures, stall)
     except BaseException:
-        del _KEPT[key]  # it may still hold records of this write: the next write starts afresh
+        _KEPT.drop(key)  # it may still hold records of this write: the next write starts afresh
         raise
+    _KEPT.release(key)
     return sent
 
 
-# A process's at-least-once producers, kept between writes (a Python worker's batches): a new one
-# connects and fetches the topics' metadata again, ~5 ms a write here, more inside a loaded task.
-# One per thread, since a write reads its own delivery failures; none shared with a forked process,
-# which has none of its parent's client threads.
-_KEPT: dict[tuple, tuple[Producer, list[str]]] = {}
+_KEPT = KeptProducers()
 
 
 def _kept_producer(client_config: dict, max_bytes: int) -> tuple[Producer, list[str]]:

@@ -5,7 +5,8 @@ slow while the JVM warms up (measured: a 20-record batch join 11.4 s in a fresh 
 in a warm one; a backfill step of the demo ~30 s). `make ui` therefore starts this server once
 and hands its URL to the runs (STREAMJOIN_SPARK_REMOTE): each run connects to the warm JVM.
 It runs local[*] (the runs it serves share the machine's cores) with the engine's settings
-(`session.CONF`) and its Python workers on this interpreter, logs to
+(`session.session_conf`: `CONF`, the connectors, the JVM options the settings name) and its
+Python workers on this interpreter, logs to
 STREAMJOIN_HOME/spark-connect/server.log and records its PID and port beside it
 (`streamjoin.services`), so `streamjoin spark stop` or a later process can stop it.
 """
@@ -19,8 +20,7 @@ from pathlib import Path
 
 from streamjoin import services
 from streamjoin.settings import Settings
-from streamjoin.spark import connectors
-from streamjoin.spark.session import CONF, python_environment, spark_home_without_zips
+from streamjoin.spark.session import python_environment, session_conf, spark_home_without_zips
 
 READY_TIMEOUT_S = 120.0  # a JVM start on a loaded 2-core machine
 MARKER = b"SparkConnectServer"  # in the server's command line
@@ -54,7 +54,7 @@ def start(settings: Settings | None = None, detached: bool = True) -> ConnectSer
     folder.mkdir(parents=True, exist_ok=True)
     log_path, port = folder / "server.log", services.free_port()
     home = spark_home_without_zips(settings) or Path(os.environ["SPARK_HOME"])
-    confs = {**CONF, **connectors.conf(), "spark.connect.grpc.binding.address": "127.0.0.1",
+    confs = {**session_conf(settings), "spark.connect.grpc.binding.address": "127.0.0.1",
              "spark.connect.grpc.binding.port": str(port)}
     args = [str(home / "bin" / "spark-submit"), "--master", "local[*]", "--class", SERVER_CLASS,
             *[part for key, value in confs.items() for part in ("--conf", f"{key}={value}")], "spark-internal"]

@@ -15,6 +15,7 @@ from confluent_kafka import KafkaError, KafkaException
 from streamjoin.kafka import producer as kafka_python
 from streamjoin.kafka import rdkafka, stall
 from streamjoin.kafka.client import KafkaUnreachable
+from streamjoin.kafka.kept import KeptProducers
 from streamjoin.kafka.records import REPLAY_HEADER, OutRecord
 
 HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -128,7 +129,7 @@ class FakeMessage:
 def producer(monkeypatch):
     """Which FakeProducer the next produce_arrow makes: `producer(**settings)`."""
     FakeProducer.made = []
-    monkeypatch.setattr(rdkafka, "_KEPT", {})  # none kept from an earlier test's writes
+    monkeypatch.setattr(rdkafka, "_KEPT", KeptProducers())  # none kept from an earlier test's writes
 
     def use(**settings):
         monkeypatch.setattr(rdkafka, "Producer", lambda config: FakeProducer(config, **settings))
