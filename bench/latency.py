@@ -24,9 +24,10 @@ the first query of a session runs on a JVM that has not compiled the code the tw
 
 Targets: p99 at 10k ev/s <= 1.2x the keyed copy's (issue 37); p99 < 1 s, a few records through in
 < 0.5 s (issue 14).
-Usage: python bench/latency.py [--rate 10000] [--seconds 30] [--interval "200 milliseconds"] [--exactly-once]
+Usage: python bench/latency.py [--rate 10000] [--seconds 30] [--interval "200 milliseconds"] [--exactly-once] [--delta]
 --exactly-once: the query writes in Kafka transactions, as the engine runs it on Apache Kafka
-(without it, at-least-once, as the keyed copy writes).
+(without it, at-least-once, as the keyed copy writes). --delta: a Delta table beside the topic, as
+`streamjoin run` and the Dagster assets write (the keyed copy writes none).
 The default interval is the engine's continuous trigger (200 ms, STREAMJOIN_TRIGGER_INTERVAL_MS).
 Measured here under load: "0 seconds" (poll for new offsets without pause) got a few records
 through no faster and cost 35% of a core while idle, against 8% at 200 ms.
@@ -183,6 +184,9 @@ def main() -> None:
     parser.add_argument("--exactly-once", action="store_true",
                         help="the query's tasks write in Kafka transactions, as the engine runs a query on a broker "
                              "that honours them (else at-least-once, as the keyed copy writes)")
+    parser.add_argument("--delta", action="store_true",
+                        help="the query writes a Delta table beside its topic, as `streamjoin run` and the Dagster "
+                             "assets run every query")
     args = parser.parse_args()
 
     with bench_session("streamjoin-bench-latency") as bench:
@@ -230,14 +234,17 @@ def main() -> None:
 def start_query(bench: Bench, query, clicks_topic: str, args, source) -> Running:
     """The query under a processing-time trigger (`args.interval`), reading with `source` (a
     KafkaSource), once its first batches have loaded the table (`args.users` rows)."""
+    from streamjoin.app.outputs import DeltaOutput
     from streamjoin.runtime.report import RunReport
-    from streamjoin.spark.query import streaming_run
+    from streamjoin.spark.query import SinkTarget, streaming_run
 
     interval, users = args.interval, args.users
-    print(f"the query writes {'exactly-once (Kafka transactions)' if args.exactly_once else 'at-least-once'}")
+    print(f"the query writes {'exactly-once (Kafka transactions)' if args.exactly_once else 'at-least-once'}"
+          + (", and a Delta table" if args.delta else ""))
+    table = DeltaOutput(query, str(bench.work_dir / "delta" / query.name)) if args.delta else None
     run = streaming_run(query, {"kafka.bootstrap.servers": bench.bootstrap}, bench.client_config,
                         bench.work_dir / "checkpoints" / query.name, source=source,
-                        transactions=query.name if args.exactly_once else None)
+                        transactions=query.name if args.exactly_once else None, target=SinkTarget(table=table))
     report = RunReport(query=query.name, output_topic=query.sink.topic)
     started = time.perf_counter()
     running = Running(run.start(bench.spark, {"processingTime": interval}), run, report, clicks_topic,
