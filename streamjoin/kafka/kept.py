@@ -44,12 +44,15 @@ class KeptProducers:
         self._sweeper_pid: int | None = None
 
     def take(self, key: Hashable, make: Callable[[], tuple]) -> tuple:
-        full = (key, os.getpid(), threading.get_ident())
+        full = (key, os.getpid(), threading.get_ident())  # only this thread makes or takes this entry
         with self._lock:
             kept = self._kept.get(full)
-            if kept is None:
-                kept = self._kept[full] = _Kept(make(), os.getpid(), self._clock())
-            kept.in_use = True
+            if kept is not None:
+                kept.in_use = True
+                return kept.value
+        kept = _Kept(make(), os.getpid(), self._clock(), in_use=True)  # a connection: not under the lock
+        with self._lock:
+            self._kept[full] = kept
             self._start_sweeper()
         return kept.value
 
