@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from streamjoin.dialect.types import SqlType
+from streamjoin.serde.batches import decode_columns
 from streamjoin.serde.formats import DecodeError, SerdeSpec, decode
 
 TOMBSTONE = "__tombstone"
@@ -92,6 +93,31 @@ class TableRows:
     def convert(self, records: list[tuple], task: int = 0) -> tuple[pa.Table, list[tuple[int, str]]]:
         """(rows that fit, [(record index, reason)] of those that do not) for `records`, each
         (key, value, ts)."""
+        table = self._by_column(records, task)
+        return (table, []) if table is not None else self._by_record(records, task)
+
+    def _by_column(self, records: list[tuple], task: int) -> pa.Table | None:
+        """The rows of `records` decoded and built a column at a time (`decode_columns`, one
+        Arrow array a column), where every record decodes so and every row fits; else None
+        (`_by_record` then finds the ones at fault). Not for a table with untyped columns."""
+        schema = self.row_schema
+        if not records or any(pa.types.is_null(field.type) for field in schema):
+            return None
+        keys, values, times = (list(column) for column in zip(*records))
+        decoded = decode_columns(self.serde, keys, values)
+        if decoded is None:
+            return None
+        columns = {name: [None if key is None else key[index] for key in decoded.keys]
+                   for index, (name, _) in enumerate(self.serde.key_columns)}
+        columns.update(zip(decoded.names, decoded.columns))  # a value column wins, as in `decoded_row`
+        columns.update({TS: times, TOMBSTONE: [False] * len(records),
+                        SEQ: [(task << 32) | index for index in range(len(records))]})
+        try:
+            return pa.Table.from_pydict({name: columns[name] for name in schema.names}, schema=schema)
+        except (*_ERRORS, KeyError):
+            return None
+
+    def _by_record(self, records: list[tuple], task: int) -> tuple[pa.Table, list[tuple[int, str]]]:
         rows, rejected = [], []
         for index, record in enumerate(records):
             try:

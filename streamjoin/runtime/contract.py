@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 # The header every record the engine writes carries (see streamjoin.kafka.records): it names one
 # write of one result, so it is never passed on to the results of a record that carries it.
@@ -69,6 +69,28 @@ class Rejected:
 Output = Emitted | Rejected
 
 
+class EmittedColumns:
+    """The outputs of a run of records given column-wise: one Emitted to `topic` per entry of
+    `indexes` (the run's record it is a result of, ascending; with that record's headers, less
+    the replay header), no other output. Never held by a runtime (not part of the checkpoint)."""
+
+    __slots__ = ("indexes", "topic", "keys", "values", "times")
+
+    def __init__(self, indexes: list[int], topic: str, keys: list, values: list, times: list) -> None:
+        self.indexes, self.topic, self.keys, self.values, self.times = indexes, topic, keys, values, times
+
+    def per_row(self, rows: Sequence[InputRow]) -> list[list[Output]]:
+        """The same outputs as a list per record of the run."""
+        outputs: list[list[Output]] = [[] for _ in rows]
+        for index, key, value, ts in zip(self.indexes, self.keys, self.values, self.times):
+            outputs[index].append(Emitted(self.topic, key, value, ts, without_replay_header(rows[index].headers)))
+        return outputs
+
+
+# What a run of records gave: a list of outputs per record, or the same given column-wise.
+RunOutputs = list[list[Output]] | EmittedColumns
+
+
 class TaskRuntime(ABC):
     """The pure-Python side of one task. Picklable; everything it keeps is state."""
 
@@ -86,10 +108,15 @@ class TaskRuntime(ABC):
         """Decode and process one record; never raises for a bad record or result."""
 
     def process_all(self, rows: list[InputRow]) -> Iterator[tuple[InputRow, list[Output]]]:
-        """Each of `rows` in order with what processing it gave; a runtime may take runs of
-        them at once, with the same outputs and effects as `process` one by one."""
+        """Each of `rows` in order with what processing it gave (`process_runs`, per record)."""
+        for run, outputs in self.process_runs(rows):
+            yield from zip(run, outputs.per_row(run) if type(outputs) is EmittedColumns else outputs)
+
+    def process_runs(self, rows: list[InputRow]) -> Iterator[tuple[Sequence[InputRow], RunOutputs]]:
+        """`rows` in order, in runs, each with what processing it gave; a runtime may take runs of
+        records at once, with the same outputs and effects as `process` one by one."""
         for row in rows:
-            yield row, self.process(row)
+            yield (row,), [self.process(row)]
 
     @abstractmethod
     def end_of_input(self) -> list[Output]:

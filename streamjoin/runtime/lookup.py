@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from operator import itemgetter
+from time import perf_counter
+from typing import Iterator, NamedTuple, Sequence
 
 from streamjoin.operators.base import JoinType, Side
 from streamjoin.operators.stream_table import StreamTableJoin
 from streamjoin.runtime.bindings import Entry, Runtime
-from streamjoin.runtime.contract import InputRow, Output, Rejected
-from streamjoin.runtime.records import DATA_ERRORS, column_source, describe, input_row, where
+from streamjoin.runtime.contract import InputRow, Output, Rejected, RunOutputs
+from streamjoin.runtime.records import DATA_ERRORS, column_source, column_values, describe, input_row, where
 from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join, key_column
 from streamjoin.runtime.stages import JoinStage, ProjectStage
+from streamjoin.serde.batches import decode_columns
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
 _LEFT, _INNER = Side.LEFT, JoinType.INNER
@@ -82,6 +85,7 @@ class StreamTableLookup(RunPath):
         if self.key_column is None or self.filters or self.processor.config.residual is not None or values is None:
             return None
         key = column_source(serde, self.key_column)
+        self.stream_columns = {}  # output name -> the stream column it is (for `process_columns`)
         table_aliases = set(self.join.right_aliases if self.stream_on_left else self.join.left_aliases)
         sources = {}
         for name, _, read in self.sink.columns:
@@ -90,6 +94,7 @@ class StreamTableLookup(RunPath):
             alias, column = read
             if alias == self.alias:
                 sources[name] = column_source(serde, column)
+                self.stream_columns[name] = column
                 if sources[name] is None:
                     return None
             elif alias in table_aliases:
@@ -165,6 +170,65 @@ class StreamTableLookup(RunPath):
                 runtime.metrics["evaluation_errors"] += 1
                 outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
         return joined
+
+    def process_columns(self, rows: Sequence[InputRow]) -> RunOutputs | None:
+        """The run's outputs, a column at a time from decoding to the sink (`plain` only): the
+        join key's column, each distinct key looked up in the table once, the output columns
+        picked from the stream's columns and the table rows found. None where the run takes
+        `process_run`: a record that does not decode cleanly or has no value, another task's
+        partition (the record path says what happens to those)."""
+        runtime = self.runtime
+        if not self.plain or set(map(itemgetter(1), rows)) != {runtime.task}:  # (1: the partition)
+            return None
+        started = perf_counter()
+        decoded = decode_columns(self.serde, list(map(itemgetter(4), rows)), list(map(itemgetter(5), rows)))  # (key, value)
+        decoded_at = perf_counter()
+        runtime.seconds["decode"] += decoded_at - started
+        if decoded is None:
+            return None
+        key_values = column_values(self.serde, self.key_column, rows, decoded)
+        runtime.metrics["input_records"] += len(rows)
+        times = list(map(itemgetter(3), rows))  # (3: the record time, as `decode` gives it here)
+        if runtime.stream_time is None or max(times) > runtime.stream_time:
+            runtime.stream_time = max(times)
+        kept, envs = self._look_up(key_values)
+        everything = len(kept) == len(rows)
+        kept_keys = key_values if everything else [key_values[index] for index in kept]
+        columns = {}
+        for name, source in self.plain[1].items():
+            if type(source) is tuple:  # (alias, column) of the table row: read once per distinct key
+                alias, column = source
+                by_key = {value: None if (row := env[alias]) is None else row.get(column) for value, env in envs.items()}
+                columns[name] = list(map(by_key.__getitem__, kept_keys))
+            else:
+                values = column_values(self.serde, self.stream_columns[name], rows, decoded)
+                columns[name] = values if everything else [values[index] for index in kept]
+        joined_at = perf_counter()
+        runtime.seconds["operators"] += joined_at - decoded_at
+        outputs = self.sink.emitted_columns(rows, kept, [(value,) for value in kept_keys],
+                                            times if everything else [times[index] for index in kept], columns)
+        runtime.seconds["encode"] += perf_counter() - joined_at
+        return outputs
+
+    def _look_up(self, key_values: list) -> tuple[list[int], dict]:
+        """(the indexes of the records with a result, the table env each distinct key joined: the
+        unmatched env where none) for a run's join key values, each distinct key looked up once;
+        counted as the reference path counts them."""
+        join, processor = self.join, self.processor
+        join.seq += len(key_values)
+        table_get = processor.table.get
+        found = {value: table_get((value,)) for value in dict.fromkeys(key_values) if value is not None}
+        nulls = key_values.count(None)
+        if nulls:
+            processor.metrics.count("null_key", nulls)
+        if nulls < len(key_values):
+            processor.stream_started = True
+        envs = {value: current[0] for value, current in found.items() if current is not None}
+        if processor.config.join_type is _INNER:
+            return [index for index, value in enumerate(key_values) if value in envs], envs
+        unmatched = dict.fromkeys(self.join.right_aliases if self.stream_on_left else self.join.left_aliases)
+        envs.update((value, unmatched) for value in found if value not in envs)
+        return [index for index, value in enumerate(key_values) if value is not None], envs
 
     def _plain_columns(self, matches: list[_Match]) -> Columns:
         return ([match.index for match in matches], [match.key for match in matches],

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from streamjoin.expr.compile import ROWTIME_FIELD
 from streamjoin.expr.core import ExpressionError
 from streamjoin.runtime.contract import InputRow
+from streamjoin.serde.batches import DecodedColumns
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
 
 # What evaluating SQL over one bad value, or encoding it, can raise: the record (or result) goes to
@@ -78,3 +79,29 @@ def column_source(serde: SerdeSpec, column: str) -> ColumnSource | None:
     if in_value:
         return lambda record, read: record.value.get(column)
     return lambda record, read: None
+
+
+def column_values(serde: SerdeSpec, column: str, rows, decoded: DecodedColumns) -> list | None:
+    """What `column_source(serde, column)` reads from each record of a run decoded column-wise
+    (`decode_columns`), as one list; None where `column_source` is None."""
+    if column == ROWTIME_FIELD:
+        return [row.ts for row in rows]
+    if column == PARTITION_FIELD:
+        return [row.partition for row in rows]
+    if column == OFFSET_FIELD:
+        return [row.offset for row in rows]
+    if serde.window is not None:
+        return None
+    read_metadata = dict(serde.read_metadata)
+    if column in read_metadata:
+        what = read_metadata[column]
+        return [getattr(row, what) for row in rows]
+    in_value = column in {name for name, t in serde.value_columns if not t.proctime}
+    if column in serde.key_names:
+        if in_value:
+            return None
+        index = serde.key_names.index(column)
+        return [key[index] if key else None for key in decoded.keys]
+    if in_value and column in decoded.names:
+        return decoded.columns[decoded.names.index(column)]
+    return [None] * len(rows)

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import RowKind
 from streamjoin.runtime.bindings import Runtime
-from streamjoin.runtime.contract import Emitted, InputRow, Output, without_replay_header
+from streamjoin.runtime.contract import Emitted, EmittedColumns, InputRow, Output, RunOutputs, without_replay_header
 from streamjoin.runtime.encoding import encode_events
 from streamjoin.runtime.records import DATA_ERRORS
 from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStage
@@ -93,17 +93,36 @@ class RunSink:
                       columns: dict[str, list], outputs: list[list[Output]]) -> None:
         """Results given as their rows' indexes, keys, times and output columns (name -> values),
         written a column at a time (`column_values` names the sink's columns)."""
-        sink = self.runtime.sink
-        try:
-            key_bytes = encode_keys(sink.serde, keys)
-            values = encode_value_columns(sink.serde, [columns[name] for name in self.column_values()])
-        except DATA_ERRORS:
+        encoded = self._encoded(keys, columns)
+        if encoded is None:
             projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
             self.write(rows, [(index, Event._make((_INSERT, key, {self.output_alias: row}, ts)))
                               for index, key, ts, row in zip(indexes, keys, times, projected)], outputs)
             return
-        emitted = list(map(Emitted._make, zip(repeat(sink.topic), key_bytes, values, times, repeat(()))))
+        key_bytes, values = encoded
+        emitted = list(map(Emitted._make, zip(repeat(self.runtime.sink.topic), key_bytes, values, times, repeat(()))))
         self._deliver(rows, indexes, emitted, outputs)
+
+    def emitted_columns(self, rows: Sequence[InputRow], indexes: list[int], keys: list, times: list[int],
+                        columns: dict[str, list]) -> RunOutputs:
+        """What `write_columns` writes, as the run's outputs: column-wise, or a list per record
+        where a result cannot be encoded (that one a dead letter, as the reference path says)."""
+        encoded = self._encoded(keys, columns)
+        if encoded is None:
+            outputs: list[list[Output]] = [[] for _ in rows]
+            self.write_columns(rows, indexes, keys, times, columns, outputs)
+            return outputs
+        self.runtime.metrics["output_records"] += len(indexes)
+        return EmittedColumns(indexes, self.runtime.sink.topic, *encoded, times)
+
+    def _encoded(self, keys: list, columns: dict[str, list]) -> tuple[list, list] | None:
+        """(the keys' bytes, the values' bytes) of results given column-wise; None where one of
+        them cannot be encoded."""
+        sink = self.runtime.sink
+        try:
+            return encode_keys(sink.serde, keys), encode_value_columns(sink.serde, [columns[name] for name in self.column_values()])
+        except DATA_ERRORS:
+            return None
 
     def _deliver(self, rows: Sequence[InputRow], indexes: list[int], emitted: list[Emitted],
                  outputs: list[list[Output]]) -> None:
@@ -137,6 +156,11 @@ class RunPath(ABC):
     sink: RunSink
     plain: object | None  # set where results are written from their columns
     topics: tuple[str, ...]  # the topics whose records it takes
+
+    def process_columns(self, rows: Sequence[InputRow]) -> RunOutputs | None:
+        """The run's outputs computed a column at a time, where the path can (else None: the run
+        takes `process_run`)."""
+        return None
 
     def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:
         runtime = self.runtime

@@ -13,7 +13,7 @@ from functools import cached_property
 from itertools import groupby, islice
 from operator import itemgetter
 from time import perf_counter
-from typing import Hashable, Iterable, Iterator
+from typing import Hashable, Iterable, Iterator, Sequence
 
 from streamjoin.operators.base import RowKind
 from streamjoin.runtime.contract import (
@@ -22,6 +22,7 @@ from streamjoin.runtime.contract import (
     InputRow,
     Output,
     Rejected,
+    RunOutputs,
     TaskRuntime,
     without_replay_header,
 )
@@ -67,22 +68,25 @@ class PipelineRuntime(TaskRuntime):
             return self.process_record(row)
         return path.process_run((row,), self._decoded([row]))[0]
 
-    def process_all(self, rows: list[InputRow]) -> Iterator[tuple[InputRow, list[Output]]]:
-        """The rows a chunk at a time: each topic's records of the chunk decoded together
-        (`decode_all`), then in order, consecutive records of the topics of one fast path
-        (`fast_paths`) as one run, the others through the pipeline one by one."""
+    def process_runs(self, rows: list[InputRow]) -> Iterator[tuple[Sequence[InputRow], RunOutputs]]:
+        """The rows in order, RUN_LENGTH at a time: consecutive records of the topics of one fast
+        path (`fast_paths`) as runs of that path, a column at a time where it can
+        (`process_columns`), else decoded together (`decode_all`); the other records decoded
+        together, then through the pipeline one by one."""
         paths = self.fast_paths
-        for chunk in batched(rows, RUN_LENGTH):
-            records = self._decoded(chunk)
-            for path, run in groupby(zip(chunk, records), key=lambda item: paths.get(item[0][0])):
+        for path, pairs in groupby(zip(map(paths.get, map(itemgetter(0), rows)), rows), key=itemgetter(0)):
+            for run in batched(map(itemgetter(1), pairs), RUN_LENGTH):
                 if path is not None:
-                    run_rows, run_records = zip(*run)
-                    yield from zip(run_rows, path.process_run(run_rows, run_records))
+                    outputs = path.process_columns(run)
+                    if outputs is not None:
+                        yield run, outputs
+                        continue
+                    yield run, path.process_run(run, self._decoded(run))
                     continue
-                for row, record in run:
-                    # a row that does not decode: the record path writes its dead letter
-                    yield row, self.process_record(row) if record is None else \
-                        self._process_decoded(row, *self.inputs[row.topic], record)
+                # a row that does not decode: the record path writes its dead letter
+                yield run, [self.process_record(row) if record is None else
+                            self._process_decoded(row, *self.inputs[row.topic], record)
+                            for row, record in zip(run, self._decoded(run))]
 
     def _decoded(self, rows: list[InputRow]) -> list[DecodedRecord | None]:
         """`decode_all` of each topic's rows among `rows`, in the order of `rows`."""

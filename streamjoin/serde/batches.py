@@ -11,6 +11,8 @@ so errors keep their reasons.
 
 from __future__ import annotations
 
+from functools import partial
+from operator import is_not
 from typing import Any, Mapping, Sequence
 
 from streamjoin.serde.codecs import JSON_DECODER
@@ -35,50 +37,83 @@ def decode_all(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | Non
     return out
 
 
-def _json_objects(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord] | None:
-    """The rows decoded column by column, or None where this path does not apply to all of them."""
+class DecodedColumns:
+    """A run of records decoded a column at a time: what `decode` gives each, column-wise. Never
+    held by a runtime (so not part of the checkpoint format)."""
+
+    __slots__ = ("keys", "names", "columns")
+
+    def __init__(self, keys: list, names: list[str], columns: list[list]) -> None:
+        self.keys = keys  # each record's key tuple, or None
+        self.names = names  # the value columns, in the order of `columns`
+        self.columns = columns  # one list of values per value column
+
+
+def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None], values: Sequence[bytes | None]) -> DecodedColumns | None:
+    """Records given as their keys' and values' bytes, decoded column by column; None where this
+    path does not apply to all of them (a null value among them, a value that does not decode
+    cleanly...)."""
     codec = _codec(spec)
     fields = codec.object_fields
     if fields is None or spec.window is not None or spec.timestamp_column is not None or not codec.payload_is_value:
         return None
     try:
-        texts = [row.value.decode("utf-8") for row in rows]  # a null value: AttributeError
+        texts = [value.decode("utf-8") for value in values]  # a null value: AttributeError
         scanned = [_scan(text, 0) for text in texts]
     except (AttributeError, ValueError, StopIteration, RecursionError):
         return None
     if [end for _, end in scanned] != [len(text) for text in texts]:
         return None  # text after the value (`load_json` allows only whitespace; one by one says)
     objects = [value for value, _ in scanned]
-    if any(type(value) is not dict for value in objects):
+    if set(map(type, objects)) != {dict}:
         return None
     columns = []
     try:
         for name, read_field, path in fields:
             column = [value.get(name, _ABSENT) for value in objects]
-            if any(field is _ABSENT for field in column):
+            if _ABSENT in column:  # (no JSON value equals it)
                 return None  # absent, or spelled in another case: the record path matches names
             columns.append([None if field is None else read_field(field, path) for field in column])
         if not codec.key_reads:
-            keys = [None] * len(rows)
+            read = [None] * len(texts)
         elif _text_key(spec):  # `read_key` of a KAFKA STRING key, without its three calls a key
-            keys = [None if row.key is None else (row.key.decode("utf-8"),) for row in rows]
+            read = [None if key is None else (key.decode("utf-8"),) for key in keys]
         else:
             read_key = codec.read_key
-            keys = [None if row.key is None else read_key(row.key) for row in rows]
+            read = [None if key is None else read_key(key) for key in keys]
     except (DecodeError, RecursionError, UnicodeDecodeError):
         return None
-    names = [name for name, _, _ in fields]
+    return DecodedColumns(read, [name for name, _, _ in fields], columns)
+
+
+def _json_objects(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord] | None:
+    """The rows decoded column by column (`decode_columns`), as records."""
+    decoded = decode_columns(spec, [row.key for row in rows], [row.value for row in rows])
+    if decoded is None:
+        return None
+    names = decoded.names
     return [DecodedRecord._make((key, dict(zip(names, values)), row.ts))
-            for key, values, row in zip(keys, zip(*columns), rows)]
+            for key, values, row in zip(decoded.keys, zip(*decoded.columns), rows)]
 
 
 def encode_keys(spec: SerdeSpec, keys: list) -> list[bytes | None]:
     """`encode_key` of each key; raises what the first key that cannot be encoded raises."""
-    if spec.window is None and len(spec.key_columns) == 1 and spec.key_format != "NONE" \
-            and all(key is None or (type(key) is tuple and len(key) == 1) for key in keys):
+    if spec.window is None and len(spec.key_columns) == 1 and spec.key_format != "NONE" and _one_part_keys(keys):
         write_key = _codec(spec).write_key
+        if _text_key(spec):  # a str written inline (`write_key` of a KAFKA STRING key, without its calls)
+            return [None if key is None or (part := key[0]) is None else part.encode("utf-8") if type(part) is str
+                    else write_key(key) for key in keys]
         return [None if key is None or key[0] is None else write_key(key) for key in keys]
     return [encode_key(spec, key) for key in keys]
+
+
+def _one_part_keys(keys: list) -> bool:
+    """Whether every key is None or a tuple of one part (checked without a call per key)."""
+    present = list(filter(_is_present, keys))
+    return set(map(type, present)) <= {tuple} and set(map(len, present)) <= {1}
+
+
+_is_present = partial(is_not, None)
 
 
 def _text_key(spec: SerdeSpec) -> bool:

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 import pickle
-from itertools import groupby
+from itertools import groupby, repeat
 from operator import itemgetter
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from pyspark import cloudpickle
 from pyspark.sql.streaming.stateful_processor import (
@@ -33,7 +33,7 @@ from pyspark.sql.streaming.stateful_processor import (
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
 from streamjoin.operators.ordering import merge_in_timestamp_order
-from streamjoin.runtime.contract import Emitted, InputRow, Output, TaskRuntime
+from streamjoin.runtime.contract import Emitted, EmittedColumns, InputRow, Output, TaskRuntime, without_replay_header
 from streamjoin.runtime.report import Laps
 from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.paged_state import load_runtime, save_runtime
@@ -184,15 +184,29 @@ def process_rows(runtime: TaskRuntime, rows) -> list[tuple]:
             runtime.ended_topics.add(row[0])
         else:
             records.append(row)
-    for row, items in runtime.process_all(records):
-        topic, partition, offset = row[:3]
-        for item in items:
-            if type(item) is Emitted:  # the usual output, inline (as `output_rows` writes it)
-                append((SINK, item.topic, item.key, item.value, item.ts, topic, partition, offset, None,
-                        item.headers or None))
-            else:
-                out += output_rows(runtime, [item], row)
+    for run, outputs in runtime.process_runs(records):
+        if type(outputs) is EmittedColumns:
+            out += sink_rows(run, outputs)
+            continue
+        for row, items in zip(run, outputs):
+            topic, partition, offset = row[:3]
+            for item in items:
+                if type(item) is Emitted:  # the usual output, inline (as `output_rows` writes it)
+                    append((SINK, item.topic, item.key, item.value, item.ts, topic, partition, offset, None,
+                            item.headers or None))
+                else:
+                    out += output_rows(runtime, [item], row)
     return out
+
+
+def sink_rows(run: Sequence[InputRow], emitted: EmittedColumns) -> Iterator[tuple]:
+    """The sink rows of a run's outputs given column-wise (as `output_rows` writes them)."""
+    sources = [run[index] for index in emitted.indexes]
+    headers = [without_replay_header(row.headers) or None for row in sources] \
+        if any(map(itemgetter(6), sources)) else repeat(None)  # (6: the headers)
+    return zip(repeat(SINK), repeat(emitted.topic), emitted.keys, emitted.values, emitted.times,
+               map(itemgetter(0), sources), map(itemgetter(1), sources), map(itemgetter(2), sources),
+               repeat(None), headers)
 
 
 def output_rows(runtime: TaskRuntime, outputs: list[Output], source: InputRow | None) -> list[tuple]:

@@ -57,6 +57,12 @@ CONF = {
     # Spark passes its executorEnv to the workers and to the processes it starts without the
     # daemon (two a query start: the offset planner, the state schema check).
     "spark.executorEnv.OPENBLAS_NUM_THREADS": "1",
+    # Spark keeps a worker daemon per distinct worker environment. Its SQL runners (mapInArrow:
+    # the packing step, the Delta write's unpacking) add SPARK_SIMPLIFIED_TRACEBACK=1 to it, the
+    # transformWithStateInPandas runner does not: every query start then started a second daemon
+    # for its stateful tasks and forked them cold (~1.4 s a task on this machine). Set here, it is
+    # in every worker's environment, so the tasks of both kinds share one daemon and its idle workers.
+    "spark.executorEnv.SPARK_SIMPLIFIED_TRACEBACK": "1",
 }
 
 

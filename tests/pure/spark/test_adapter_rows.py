@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import gc
 import pickle
+import random
 
 import pandas as pd
 import pyarrow as pa
 import pyspark
+import pytest
 
-from streamjoin.runtime.contract import Emitted, InputRow, Rejected, TaskRuntime
+from streamjoin.runtime.contract import Emitted, EmittedColumns, InputRow, Rejected, TaskRuntime
 from streamjoin.spark.adapter import (
     COLUMNS,
     DEAD_LETTER,
     SINK,
     ordered_rows,
     output_rows,
+    process_rows,
 )
 from streamjoin.spark.task_sink import DEAD_ROWS, TABLE_ROWS, DeadLetters, TaskSink
 from streamjoin.spark.collector import cycle_collection_paused
 from streamjoin.spark.packing import PACKED_INPUT_SCHEMA, pack_records, record_batch
+from tests.pure.runtime import test_lookup
 
 
 def packed(chunks: list[tuple[str, int, list[tuple]]]) -> pd.DataFrame:
@@ -78,6 +82,20 @@ def test_sink_rows_carry_the_emitted_headers_and_dead_letters_none():
     by_column = [dict(zip(COLUMNS, row)) for row in rows]
     assert [(r["channel"], r["headers"]) for r in by_column] == [(SINK, (("h", b"x"),)), (SINK, None),
                                                                  (DEAD_LETTER, None)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_runs_column_wise_outputs_become_the_sink_rows_the_record_path_gives(seed: int):
+    """`process_rows` over runs the stream-table path took a column at a time (`EmittedColumns`):
+    the same sink rows, with their sources and headers (replay header dropped), as each record's
+    outputs on the reference path written one by one (`output_rows`)."""
+    case = test_lookup.CASES[0]
+    reference, column_wise, probe = test_lookup.runtimes(case)
+    rows = test_lookup.changelog(case, reference, random.Random(seed), 3000, clean=True)
+    expected = [out for row in rows for out in output_rows(reference, reference.process_record(row), row)]
+    assert any(type(outputs) is EmittedColumns for _, outputs in probe.process_runs(rows))
+    assert process_rows(column_wise, rows) == expected
+    assert any(row[9] for row in expected) and any(row[9] is None for row in expected)  # with and without headers
 
 
 def test_cycle_collection_is_paused_for_a_batch_and_restored() -> None:
