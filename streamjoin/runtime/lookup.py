@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from operator import itemgetter
 from time import perf_counter
 from typing import Iterator, NamedTuple, Sequence
@@ -75,6 +76,8 @@ class StreamTableLookup(RunPath):
         self.filters = filters
         self.sink = RunSink(runtime, project)
         self.plain = self._plain_reads(serde)
+        # (alias, column) of each output column read from the table row, in output order
+        self.table_reads = [source for source in self.plain[1].values() if type(source) is tuple] if self.plain else []
 
     def _plain_reads(self, serde: SerdeSpec) -> tuple | None:
         """(the join key's source, every projected column's source, the sink's value columns):
@@ -171,12 +174,12 @@ class StreamTableLookup(RunPath):
                 outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
         return joined
 
-    def process_columns(self, rows: Sequence[InputRow]) -> RunOutputs | None:
+    def process_columns(self, rows: Sequence[InputRow], segment: dict) -> RunOutputs | None:
         """The run's outputs, a column at a time from decoding to the sink (`plain` only): the
-        join key's column, each distinct key looked up in the table once, the output columns
-        picked from the stream's columns and the table rows found. None where the run takes
-        `process_run`: a record that does not decode cleanly or has no value, another task's
-        partition (the record path says what happens to those)."""
+        join key's column, the table's output values of each distinct key (`_look_up`), the
+        output columns picked from the stream's columns and those values. None where the run
+        takes `process_run`: a record that does not decode cleanly or has no value, another
+        task's partition (the record path says what happens to those)."""
         runtime = self.runtime
         if not self.plain or set(map(itemgetter(1), rows)) != {runtime.task}:  # (1: the partition)
             return None
@@ -191,18 +194,17 @@ class StreamTableLookup(RunPath):
         times = list(map(itemgetter(3), rows))  # (3: the record time, as `decode` gives it here)
         if runtime.stream_time is None or max(times) > runtime.stream_time:
             runtime.stream_time = max(times)
-        kept, envs = self._look_up(key_values)
+        kept, picked = self._look_up(key_values, segment)
         everything = len(kept) == len(rows)
-        kept_keys = key_values if everything else [key_values[index] for index in kept]
+        table_columns = iter(zip(*picked)) if picked else repeat(())
         columns = {}
         for name, source in self.plain[1].items():
-            if type(source) is tuple:  # (alias, column) of the table row: read once per distinct key
-                alias, column = source
-                by_key = {value: None if (row := env[alias]) is None else row.get(column) for value, env in envs.items()}
-                columns[name] = list(map(by_key.__getitem__, kept_keys))
+            if type(source) is tuple:  # (alias, column) of the table row
+                columns[name] = list(next(table_columns))
             else:
                 values = column_values(self.serde, self.stream_columns[name], rows, decoded)
                 columns[name] = values if everything else [values[index] for index in kept]
+        kept_keys = key_values if everything else [key_values[index] for index in kept]
         joined_at = perf_counter()
         runtime.seconds["operators"] += joined_at - decoded_at
         outputs = self.sink.emitted_columns(rows, kept, [(value,) for value in kept_keys],
@@ -210,25 +212,35 @@ class StreamTableLookup(RunPath):
         runtime.seconds["encode"] += perf_counter() - joined_at
         return outputs
 
-    def _look_up(self, key_values: list) -> tuple[list[int], dict]:
-        """(the indexes of the records with a result, the table env each distinct key joined: the
-        unmatched env where none) for a run's join key values, each distinct key looked up once;
-        counted as the reference path counts them."""
+    def _look_up(self, key_values: list, segment: dict) -> tuple[list[int], list[tuple]]:
+        """(the indexes of the records with a result, for each the table row's values of the
+        output's table columns, None where it has none), counted as the reference path counts.
+        `segment` keeps those values (None: no row) per key value for the runs of this path that
+        follow each other with no other record between them: the table cannot change there, so
+        a key is looked up once in all of them."""
         join, processor = self.join, self.processor
         join.seq += len(key_values)
-        table_get = processor.table.get
-        found = {value: table_get((value,)) for value in dict.fromkeys(key_values) if value is not None}
         nulls = key_values.count(None)
         if nulls:
             processor.metrics.count("null_key", nulls)
         if nulls < len(key_values):
             processor.stream_started = True
-        envs = {value: current[0] for value, current in found.items() if current is not None}
+        table_get, reads = processor.table.get, self.table_reads
+        for value in [value for value in dict.fromkeys(key_values) if value not in segment]:
+            if value is not None:
+                current = table_get((value,))
+                segment[value] = None if current is None else \
+                    tuple(None if (row := current[0][alias]) is None else row.get(column) for alias, column in reads)
         if processor.config.join_type is _INNER:
-            return [index for index, value in enumerate(key_values) if value in envs], envs
-        unmatched = dict.fromkeys(self.join.right_aliases if self.stream_on_left else self.join.left_aliases)
-        envs.update((value, unmatched) for value in found if value not in envs)
-        return [index for index, value in enumerate(key_values) if value is not None], envs
+            kept = [index for index, value in enumerate(key_values) if segment.get(value) is not None]
+            return kept, [segment[key_values[index]] for index in kept]
+        kept = [index for index, value in enumerate(key_values) if value is not None] if nulls else \
+            list(range(len(key_values)))
+        picked = list(map(segment.__getitem__, key_values if not nulls else [key_values[index] for index in kept]))
+        if None in picked:  # a key the table has no row for: its columns are NULL
+            unmatched = (None,) * len(reads)
+            picked = [values or unmatched for values in picked]
+        return kept, picked
 
     def _plain_columns(self, matches: list[_Match]) -> Columns:
         return ([match.index for match in matches], [match.key for match in matches],

@@ -157,9 +157,10 @@ class RunPath(ABC):
     plain: object | None  # set where results are written from their columns
     topics: tuple[str, ...]  # the topics whose records it takes
 
-    def process_columns(self, rows: Sequence[InputRow]) -> RunOutputs | None:
+    def process_columns(self, rows: Sequence[InputRow], segment: dict) -> RunOutputs | None:
         """The run's outputs computed a column at a time, where the path can (else None: the run
-        takes `process_run`)."""
+        takes `process_run`). `segment`: a dict the path may keep things in for the runs that
+        follow this one with no record of another path or topic between them."""
         return None
 
     def process_run(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None]) -> list[list[Output]]:

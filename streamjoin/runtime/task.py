@@ -75,9 +75,10 @@ class PipelineRuntime(TaskRuntime):
         together, then through the pipeline one by one."""
         paths = self.fast_paths
         for path, pairs in groupby(zip(map(paths.get, map(itemgetter(0), rows)), rows), key=itemgetter(0)):
+            segment: dict = {}  # what the path keeps for its consecutive runs (`process_columns`)
             for run in batched(map(itemgetter(1), pairs), RUN_LENGTH):
                 if path is not None:
-                    outputs = path.process_columns(run)
+                    outputs = path.process_columns(run, segment)
                     if outputs is not None:
                         yield run, outputs
                         continue

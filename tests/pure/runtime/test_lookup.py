@@ -214,6 +214,6 @@ def test_whole_runs_a_column_at_a_time_give_what_the_reference_path_gives(case: 
     taken = []
     column_wise = type(three[1].fast_paths[case.stream]).process_columns
     monkeypatch.setattr(type(three[1].fast_paths[case.stream]), "process_columns",
-                        lambda path, rows: taken.append(result := column_wise(path, rows)) or result)
+                        lambda path, rows, segment: taken.append(result := column_wise(path, rows, segment)) or result)
     both_paths(changelog(case, three[0], random.Random(seed), 600, clean=True), three, state)
     assert sum(result is not None for result in taken) >= len(taken) // 2 > 0, "runs should go column-wise"
