@@ -132,12 +132,12 @@ def produce_rows(producer: Producer, columns: RowSource, stall: Stall) -> int:
             # Positional (topic, value, key, partition, callback, on_delivery, timestamp, headers):
             # faster to parse than keywords. -1 and 0 are librdkafka's "its partitioner" and "now";
             # a dict of headers is faster for it to read than a list of pairs.
-            args = (topic, value, key, -1 if partition is None else partition, None, None, timestamp or 0,
-                    [*given, (REPLAY_HEADER, replay_id)] if given else {REPLAY_HEADER: replay_id})
+            headers = [*given, (REPLAY_HEADER, replay_id)] if given else {REPLAY_HEADER: replay_id}
             try:
-                produce(*args)
+                produce(topic, value, key, -1 if partition is None else partition, None, None, timestamp or 0, headers)
             except BufferError:  # the local queue is full: let deliveries drain it
-                _produce_when_room(producer, args, stall)
+                _produce_when_room(producer, (topic, value, key, -1 if partition is None else partition, None, None,
+                                              timestamp or 0, headers), stall)
             sent += 1
         producer.poll(0)  # serve the delivery reports so far: their records leave the queue
     return sent
@@ -217,7 +217,7 @@ def _columns(topics: list, values: list, keys: list, explicit: list | None, time
                       if partition is None and key is None else partition
                       for row, (topic, key, partition) in enumerate(zip(topics, keys, explicit or repeat(None)))]
     return _Columns(topics, values, keys, partitions, timestamps, headers,
-                    [b"%b%d" % (id_prefix, n) for n in range(first, first + len(values))])
+                    list(map((id_prefix.replace(b"%", b"%%") + b"%d").__mod__, range(first, first + len(values)))))
 
 
 def _epoch_ms(batch: pa.RecordBatch) -> pa.Array:

@@ -184,7 +184,8 @@ class StreamTableLookup(RunPath):
         if not self.plain or set(map(itemgetter(1), rows)) != {runtime.task}:  # (1: the partition)
             return None
         started = perf_counter()
-        decoded = decode_columns(self.serde, list(map(itemgetter(4), rows)), list(map(itemgetter(5), rows)))  # (key, value)
+        keys, values = list(map(itemgetter(4), rows)), list(map(itemgetter(5), rows))  # (4, 5: key, value)
+        decoded = decode_columns(self.serde, keys, values)
         decoded_at = perf_counter()
         runtime.seconds["decode"] += decoded_at - started
         if decoded is None:

@@ -120,7 +120,8 @@ class RunSink:
         them cannot be encoded."""
         sink = self.runtime.sink
         try:
-            return encode_keys(sink.serde, keys), encode_value_columns(sink.serde, [columns[name] for name in self.column_values()])
+            values = encode_value_columns(sink.serde, [columns[name] for name in self.column_values()])
+            return encode_keys(sink.serde, keys), values
         except DATA_ERRORS:
             return None
 

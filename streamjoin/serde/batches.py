@@ -49,7 +49,8 @@ class DecodedColumns:
         self.columns = columns  # one list of values per value column
 
 
-def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None], values: Sequence[bytes | None]) -> DecodedColumns | None:
+def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None],
+                   values: Sequence[bytes | None]) -> DecodedColumns | None:
     """Records given as their keys' and values' bytes, decoded column by column; None where this
     path does not apply to all of them (a null value among them, a value that does not decode
     cleanly...)."""

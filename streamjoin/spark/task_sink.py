@@ -27,6 +27,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass
 from functools import cached_property
+from operator import itemgetter
 
 TABLE_ROWS = "table"  # a task's Delta rows, packed (`delta.rows.TableRows.row_schema`)
 DEAD_ROWS = "dead_letters"  # a task's dead letters, packed (`dead_letters.DEAD_LETTER_ARROW_SCHEMA`)
@@ -81,12 +82,12 @@ class TaskSink:
 
         sink = [row for row in rows if row[0] == SINK]
         dead = [row for row in rows if row[0] != SINK]
-        limits = {topic: topic_limit(self.client_config, topic) for topic in {row[1] for row in sink}}
-        refused = dict(oversized(limits, *([row[i] for row in sink] for i in (1, 2, 3, 9)))) if sink else {}
+        limits = {topic: topic_limit(self.client_config, topic) for topic in set(map(itemgetter(1), sink))}
+        refused = dict(oversized(limits, *_columns(sink, (1, 2, 3, 9)))) if sink else {}
         sink, too_large = _split(sink, refused, keep_value=False)
         table_rows, rejected = None, {}
         if self._table is not None:
-            table_rows, rejections = self._table.convert([(row[2], row[3], row[4]) for row in sink], task)
+            table_rows, rejections = self._table.convert(list(map(itemgetter(2, 3, 4), sink)), task)
             rejected = dict(rejections)
             sink, unfit = _split(sink, rejected, keep_value=True)
             too_large += unfit
@@ -109,7 +110,7 @@ class TaskSink:
             return 0
         from streamjoin.kafka.rdkafka import produce_columns
 
-        columns = [[row[i] for row in sink] for i in (1, 2, 3, 4, 9)]  # topics, keys, values, timestamps, headers
+        columns = _columns(sink, (1, 2, 3, 4, 9))  # topics, keys, values, timestamps, headers
         if self.transactions is not None and batch_id is not None:
             _LAST_LIMITS[self.writer_id] = max_bytes
             producer = early if early is not None and early.max_bytes == max_bytes else self._transactional(
@@ -150,6 +151,11 @@ def _batch_id() -> str | None:
     from pyspark import TaskContext
 
     return TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)
+
+
+def _columns(rows: list[tuple], indexes: tuple[int, ...]) -> list[list]:
+    """The columns at `indexes` of `rows` (without a Python step per row)."""
+    return [list(map(itemgetter(index), rows)) for index in indexes]
 
 
 def _split(sink: list[tuple], failed: dict[int, str], keep_value: bool) -> tuple[list[tuple], list[tuple]]:

@@ -25,7 +25,8 @@ CASES = [
     Case("all fit, exactly at the limit", [("t", b"k", b"v" * (ROOM - 1), None), ("t", None, None, None)], []),
     Case("one byte over", [("t", b"k", b"v" * ROOM, None), ("t", b"k", b"v", None)], [0]),
     # The largest key and the largest value are in different records: each record still fits.
-    Case("largest key and value apart", [("t", b"k" * (ROOM - 10), b"", None), ("t", b"", b"v" * (ROOM - 10), None)], []),
+    Case("largest key and value apart",
+         [("t", b"k" * (ROOM - 10), b"", None), ("t", b"", b"v" * (ROOM - 10), None)], []),
     Case("a header tips it over",
          [("t", b"k", b"v" * (ROOM - 1 - HEADER_FRAMING_BYTES - 2), (("h", b"xy"),)), ("t", b"k", b"v", None)], [0]),
     Case("headers that fit", [("t", b"k", b"v", (("h", b"x"),))], []),
