@@ -82,9 +82,13 @@ class EmittedColumns:
     def per_row(self, rows: Sequence[InputRow]) -> list[list[Output]]:
         """The same outputs as a list per record of the run."""
         outputs: list[list[Output]] = [[] for _ in rows]
+        self.append_to(rows, outputs)
+        return outputs
+
+    def append_to(self, rows: Sequence[InputRow], outputs: list[list[Output]]) -> None:
+        """Each output appended to the list of its record in `outputs`."""
         for index, key, value, ts in zip(self.indexes, self.keys, self.values, self.times):
             outputs[index].append(Emitted(self.topic, key, value, ts, without_replay_header(rows[index].headers)))
-        return outputs
 
 
 # What a run of records gave: a list of outputs per record, or the same given column-wise.

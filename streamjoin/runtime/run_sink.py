@@ -6,7 +6,6 @@ every result column is a plain column (`RunSink`)."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from itertools import repeat
 from time import perf_counter
 from typing import Iterator, Sequence
 
@@ -92,38 +91,28 @@ class RunSink:
     def write_columns(self, rows: Sequence[InputRow], indexes: list[int], keys: list, times: list[int],
                       columns: dict[str, list], outputs: list[list[Output]]) -> None:
         """Results given as their rows' indexes, keys, times and output columns (name -> values),
-        written a column at a time (`column_values` names the sink's columns)."""
-        encoded = self._encoded(keys, columns)
-        if encoded is None:
-            projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
-            self.write(rows, [(index, Event._make((_INSERT, key, {self.output_alias: row}, ts)))
-                              for index, key, ts, row in zip(indexes, keys, times, projected)], outputs)
-            return
-        key_bytes, values = encoded
-        emitted = list(map(Emitted._make, zip(repeat(self.runtime.sink.topic), key_bytes, values, times, repeat(()))))
-        self._deliver(rows, indexes, emitted, outputs)
+        written a column at a time (`column_values` names the sink's columns) into `outputs`."""
+        written = self.emitted_columns(rows, indexes, keys, times, columns, outputs)
+        if type(written) is EmittedColumns:
+            written.append_to(rows, outputs)
 
     def emitted_columns(self, rows: Sequence[InputRow], indexes: list[int], keys: list, times: list[int],
-                        columns: dict[str, list]) -> RunOutputs:
-        """What `write_columns` writes, as the run's outputs: column-wise, or a list per record
-        where a result cannot be encoded (that one a dead letter, as the reference path says)."""
-        encoded = self._encoded(keys, columns)
-        if encoded is None:
-            outputs: list[list[Output]] = [[] for _ in rows]
-            self.write_columns(rows, indexes, keys, times, columns, outputs)
-            return outputs
-        self.runtime.metrics["output_records"] += len(indexes)
-        return EmittedColumns(indexes, self.runtime.sink.topic, *encoded, times)
-
-    def _encoded(self, keys: list, columns: dict[str, list]) -> tuple[list, list] | None:
-        """(the keys' bytes, the values' bytes) of results given column-wise; None where one of
-        them cannot be encoded."""
+                        columns: dict[str, list], outputs: list[list[Output]] | None = None) -> RunOutputs:
+        """The results encoded a column at a time, as the run's outputs (`EmittedColumns`); where
+        one cannot be encoded, all of them one by one as the reference path writes them (that one
+        a dead letter) into `outputs` (new lists when None), which are returned."""
         sink = self.runtime.sink
         try:
             values = encode_value_columns(sink.serde, [columns[name] for name in self.column_values()])
-            return encode_keys(sink.serde, keys), values
+            key_bytes = encode_keys(sink.serde, keys)
         except DATA_ERRORS:
-            return None
+            outputs = [[] for _ in rows] if outputs is None else outputs
+            projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
+            self.write(rows, [(index, Event._make((_INSERT, key, {self.output_alias: row}, ts)))
+                              for index, key, ts, row in zip(indexes, keys, times, projected)], outputs)
+            return outputs
+        self.runtime.metrics["output_records"] += len(indexes)
+        return EmittedColumns(indexes, sink.topic, key_bytes, values, times)
 
     def _deliver(self, rows: Sequence[InputRow], indexes: list[int], emitted: list[Emitted],
                  outputs: list[list[Output]]) -> None:
