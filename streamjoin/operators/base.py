@@ -145,6 +145,10 @@ class KeyValueStore(ABC):
     @abstractmethod
     def __len__(self) -> int: ...
 
+    def accessors(self) -> tuple[Callable[[Hashable], Any], Callable[[Hashable, Any], None]]:
+        """(get, put) for a loop that calls them for every record of a run."""
+        return self.get, self.put
+
 
 class InMemoryStore(KeyValueStore):
     """A dict-backed store; picklable, so the Spark adapter can checkpoint a whole task."""
@@ -163,6 +167,9 @@ class InMemoryStore(KeyValueStore):
 
     def items(self) -> Iterator[tuple[Hashable, Any]]:
         return iter(list(self._data.items()))
+
+    def accessors(self) -> tuple[Callable[[Hashable], Any], Callable[[Hashable, Any], None]]:
+        return self._data.get, self._data.__setitem__  # the dict's own: no Python call between
 
     def __len__(self) -> int:
         return len(self._data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Hashable
 
 from streamjoin.operators.base import (
@@ -32,6 +33,7 @@ _SIDES, _LEFT, _INSERT = tuple(Side), Side.LEFT, RowKind.INSERT
 # The fields of a stored record, a list (its matched flag changes in place; a list pickles into
 # the store's pages smaller and faster than an object): [ts, id, row, matched].
 _TS, _ID, _ROW, _MATCHED = range(4)
+_entry_ts = itemgetter(_TS)
 
 
 class TimeBoundedJoin(JoinProcessor):
@@ -87,6 +89,9 @@ class TimeBoundedJoin(JoinProcessor):
         when its window closes): eagerly, or when it is not kept to wait for a match."""
         return self.eager_outer or not cache
 
+    def on_stored(self, side: Side, key: Hashable, entries: list) -> None:
+        """A record of `side` was just appended to `entries`, the stored ones of `key`."""
+
     def schedule_expiry(self, side: Side, ts: int, entry_id: int, key: Hashable) -> None:
         heapq.heappush(self.timers, (self.expire_at(side, ts), entry_id, _EXPIRE, side, key))
 
@@ -124,6 +129,7 @@ class TimeBoundedJoin(JoinProcessor):
             entries = store.get(key) or []
             entries.append([ts, entry_id, row, bool(out)])  # matched, or already out padded
             store.put(key, entries)
+            self.on_stored(side, key, entries)
             if preserved and not entries[-1][_MATCHED]:
                 heapq.heappush(self.timers, (self.close_at(side, ts), entry_id, _CLOSE, side, key))
             else:
@@ -236,7 +242,8 @@ class StreamStreamJoin(TimeBoundedJoin):
         self.time = StreamTime()
         self.retention = config.before + config.after + grace  # store_retention: a side store keeps this long
         self.store_times = [BEGINNING_OF_TIME, BEGINNING_OF_TIME]
-        self.expiring: tuple[list, list] = ([], [])  # store_retention: per side, (ts, entry id, key) heaps
+        # store_retention: per side, a heap of (ts, entry id, key) of each key's earliest entry
+        self.expiring: tuple[list, list] = ([], [])
 
     def clock(self) -> int:
         return self.time.now
@@ -256,7 +263,7 @@ class StreamStreamJoin(TimeBoundedJoin):
             if not kept:
                 self.metrics.count("late")
             out = self.probe(record, cache=kept) + self.fire_timers()
-            self._forget(side)
+            self.forget(side)
             return out
         if self.is_late(record):
             self.metrics.count("late")
@@ -278,27 +285,41 @@ class StreamStreamJoin(TimeBoundedJoin):
             return super().unmatched_now(side, ts, cache)
         return self.eager_outer or not cache or ts + self.reaches[side] < self.clock()
 
+    def on_stored(self, side: Side, key: Hashable, entries: list) -> None:
+        """store_retention: the key's earliest entry (the first of equal times) is in its side's
+        `expiring` heap; a new entry is pushed only when it is earlier than every other one (a key
+        new to the store, or an out-of-order record), so the heap holds about one entry a key."""
+        if not self.config.store_retention:
+            return
+        ts = entries[-1][_TS]
+        if len(entries) == 1 or (ts < entries[-2][_TS] and ts < min(entry[_TS] for entry in entries[:-1])):
+            heapq.heappush(self.expiring[side], (ts, entries[-1][_ID], key))
+
     def schedule_expiry(self, side: Side, ts: int, entry_id: int, key: Hashable) -> None:
         if not self.config.store_retention:
-            super().schedule_expiry(side, ts, entry_id, key)
-        else:
-            heapq.heappush(self.expiring[side], (ts, entry_id, key))
+            super().schedule_expiry(side, ts, entry_id, key)  # else `on_stored` did, at once
 
     def expire_after_close(self, side: Side, ts: int, entry_id: int, key: Hashable, due: int) -> bool:
         if not self.config.store_retention:
             return super().expire_after_close(side, ts, entry_id, key, due)
-        self.schedule_expiry(side, ts, entry_id, key)  # its store decides, by its own time
-        return True
+        return True  # its store decides, by its own time (`forget`)
 
-    def _forget(self, side: Side) -> None:
-        """Remove what `side`'s store no longer keeps. A preserved record's window closed before
-        (its store time is at most stream time, and retention covers reach + grace), so an
-        unmatched one was emitted already."""
+    def forget(self, side: Side) -> None:
+        """Remove what `side`'s store no longer keeps: the entries of each key whose earliest
+        entry fell behind, all of its entries that did. A heap item whose entry is no longer its
+        key's earliest is left over from before (the key gained an earlier entry, or lost it) and
+        is passed over. A preserved record's window closed before (its store time is at most
+        stream time, and retention covers reach + grace), so an unmatched one was emitted already."""
         heap, oldest, store = self.expiring[side], self.retained_from(side), self.stores[side]
         while heap and heap[0][0] < oldest:
             _, entry_id, key = heapq.heappop(heap)
-            remaining = [e for e in store.get(key) if e[_ID] != entry_id]
+            entries = store.get(key)
+            if entries is None or min(entries, key=_entry_ts)[_ID] != entry_id:
+                continue
+            remaining = [entry for entry in entries if entry[_TS] >= oldest]
             if remaining:
                 store.put(key, remaining)
+                earliest = min(remaining, key=_entry_ts)
+                heapq.heappush(heap, (earliest[_TS], earliest[_ID], key))
             else:
                 store.delete(key)

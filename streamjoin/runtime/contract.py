@@ -24,9 +24,10 @@ Headers = tuple[tuple[str, bytes | None], ...]
 # Flink's row keys; 7: SerdeSpec's topic and schemas (registry formats), the lookup join's
 # LookupJoinConfig and PostgresConnector; 8: the schema registry carried by RuntimeFactory to
 # the tasks; 9: ExprOptions.sum_starts_at_zero; 10: each store's page tokens, for the workers' page
-# caches); a checkpoint of another format is refused (reset the query and backfill), never
+# caches; 11: a window store's expiring heap holds each key's earliest entry, not every entry); a
+# checkpoint of another format is refused (reset the query and backfill), never
 # half-read. `tests/pure/runtime/test_state_format.py` notices a change that was not bumped.
-STATE_FORMAT = 10
+STATE_FORMAT = 11
 
 
 class InputRow(NamedTuple):

@@ -3,10 +3,13 @@ a run at a time."""
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from typing import Iterator, NamedTuple
 
 from streamjoin.operators.base import Change, Record, RowKind, Side
 from streamjoin.operators.stream_stream import StreamStreamJoin
+from streamjoin.operators.stream_stream_runs import StreamStreamInnerRun, takes_runs
 from streamjoin.runtime.bindings import Entry, Runtime
 from streamjoin.runtime.contract import InputRow, Output, Rejected
 from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
@@ -104,10 +107,29 @@ class StreamStreamWithin(RunPath):
     def _join_run(self, covered: Iterator[tuple[int, InputRow, DecodedRecord]], outputs: list[list[Output]]) -> list:
         """Each record of the run into the operator as JoinStage.on_event gives it, its changes
         filtered and projected (plain path: kept as (index, change)); a record whose evaluation
-        fails is one dead letter in `outputs`."""
-        runtime, join, process = self.runtime, self.join, self.processor.process
-        inputs, plain, resulted = self.inputs, self.plain is not None, self._resulted
-        joined: list = []  # (index of the row, its projected result, or on the plain path its change)
+        fails is one dead letter in `outputs`. An INNER join on the engine's window stores takes
+        the whole run in one loop (`StreamStreamInnerRun`)."""
+        keyed = self._keyed(covered, outputs)
+        if takes_runs(self.processor):
+            made = StreamStreamInnerRun(self.processor)(keyed)
+            return made if self.plain is not None else self._results(made, keyed, outputs)
+        process, plain, joined = self.processor.process, self.plain is not None, []
+        for index, port, key, env, ts, (row, seq) in keyed:
+            try:
+                made = process(Record._make((port, key, env, ts, seq, _INSERT)))
+                if plain:
+                    joined.extend((index, change) for change in made)
+                elif made:
+                    joined.extend(self._resulted(index, made))
+            except DATA_ERRORS as error:
+                self._rejected(row, error, index, outputs)
+        return joined
+
+    def _keyed(self, covered: Iterator[tuple[int, InputRow, DecodedRecord]], outputs: list[list[Output]]) -> list:
+        """(index, side, join key, env, ts, (row, the join's sequence number)) of each record
+        whose join key evaluates (reading a one-column key without its compiled call); one whose
+        key does not is a dead letter in `outputs`."""
+        join, inputs, keyed = self.join, self.inputs, []
         for index, row, record in covered:
             serde, alias, port, key_column, key_of = inputs[row.topic]
             env = {alias: input_row(serde, record, row)}
@@ -117,16 +139,28 @@ class StreamStreamWithin(RunPath):
                 else:
                     value = env[alias].get(key_column)
                     key = None if value is None else hashable((value,)) if type(value) in _CONTAINERS else (value,)
-                join.seq += 1
-                made = process(Record._make((port, key, env, record.ts, join.seq, _INSERT)))
-                if plain:
-                    joined.extend((index, change) for change in made)
-                elif made:
-                    joined.extend(resulted(index, made))
             except DATA_ERRORS as error:
-                runtime.metrics["evaluation_errors"] += 1
-                outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
+                self._rejected(row, error, index, outputs)
+                continue
+            join.seq += 1
+            keyed.append((index, port, key, env, record.ts, (row, join.seq)))
+        return keyed
+
+    def _results(self, made: list[tuple[int, Change]], keyed: list, outputs: list[list[Output]]) -> list:
+        """Each record's changes filtered and projected; a record one of whose results fails to
+        evaluate is one dead letter instead of all of them."""
+        rows = {index: placed[0] for index, *_, placed in keyed}
+        joined = []
+        for index, changes in groupby(made, key=itemgetter(0)):
+            try:
+                joined.extend(self._resulted(index, [change for _, change in changes]))
+            except DATA_ERRORS as error:
+                self._rejected(rows[index], error, index, outputs)
         return joined
+
+    def _rejected(self, row: InputRow, error: Exception, index: int, outputs: list[list[Output]]) -> None:
+        self.runtime.metrics["evaluation_errors"] += 1
+        outputs[index] = [Rejected(f"{where(row)}: evaluation failed: {describe(error)}")]
 
     def _plain_columns(self, changes: list[tuple[int, Change]]) -> Columns:
         return ([index for index, _ in changes], [change.key for _, change in changes],

@@ -1,0 +1,101 @@
+"""ksqlDB's stream-stream INNER join as its engine runs it (each side's window store), over a run
+of records in one loop: the fast path of `StreamStreamJoin.process`, which stays the reference."""
+
+from __future__ import annotations
+
+from heapq import heappush
+from typing import Hashable, Sequence
+
+from streamjoin.operators.base import Change, JoinType, Row, RowKind
+from streamjoin.operators.stream_stream import StreamStreamJoin
+
+_MAKE, _INSERT = Change._make, RowKind.INSERT
+# A record of a run: (its index in the run, side 0 left / 1 right, join key, row, ts, anything).
+RunRecord = tuple[int, int, Hashable | None, Row, int, object]
+
+
+def takes_runs(join: StreamStreamJoin) -> bool:
+    """Whether `StreamStreamInnerRun` may take `join`'s records: an INNER join with no residual
+    condition on the engine's window stores, so nothing is ever padded and no timer is set."""
+    config = join.config
+    return (config.join_type is JoinType.INNER and config.residual is None and config.store_retention
+            and not join.timers)
+
+
+class StreamStreamInnerRun:
+    """The changes of each record of a run, with its index, as `join.process` gives them record
+    by record (same store contents, matched flags, entry ids, heaps, stream and store times,
+    counts); what `process` does in calls (probe, the empty timer queue, retained_from,
+    on_stored) happens inline, and the stores are reached through their `accessors`.
+
+    Per record: a NULL key is counted and skipped; otherwise the record moves stream time and its
+    side's store time, probes the other side's entries of its key within the window (from that
+    side's oldest kept time), marks them matched, and is stored unless it is behind its own
+    store's retention (counted `late`, though it still joined). Then its side forgets what its
+    store time has left behind (`StreamStreamJoin.forget`).
+
+    Timeline, JOIN WITHIN 10 ms GRACE PERIOD 0 ms (retention 20 ms), one key; L left, R right:
+
+        L a@100   left store time 100, stored
+        R x@105   -> [a,x]@105 (100 >= 105 - 10); right store time 105, stored
+        L b@70    -> nothing (x is 35 ms after it); 70 < 100 - 20: not stored, late
+        L c@130   left store time 130: a (100 < 110) forgotten; x (105 < 120) is not in reach
+    """
+
+    def __init__(self, join: StreamStreamJoin) -> None:
+        self.join = join
+
+    def __call__(self, records: Sequence[RunRecord]) -> list[tuple[int, Change]]:
+        join = self.join
+        stores, expiring, store_times, reaches, retention = (join.stores, join.expiring, join.store_times,
+                                                             join.reaches, join.retention)
+        (left_get, left_put), (right_get, right_put) = (store.accessors() for store in stores)
+        gets, puts, now = (left_get, right_get), (left_put, right_put), join.time.now
+        joined: list[tuple[int, Change]] = []
+        null_keys = late = 0
+        for index, side, key, row, ts, _ in records:
+            if key is None:
+                null_keys += 1
+                continue
+            if ts > now:
+                now = ts
+            other, matched = 1 - side, False
+            if ts > store_times[side]:
+                store_times[side] = ts
+            oldest, others = store_times[side] - retention, gets[other](key)
+            if others:
+                low, high = max(ts - reaches[other], store_times[other] - retention), ts + reaches[side]
+                for entry in others:
+                    at = entry[0]
+                    if low <= at <= high:
+                        entry[3] = matched = True
+                        later = at if at > ts else ts
+                        joined.append((index, _MAKE((_INSERT, key, row, entry[2], later) if side == 0
+                                                    else (_INSERT, key, entry[2], row, later))))
+                if matched:
+                    puts[other](key, others)  # the matched flags, persisted
+            if ts >= oldest:
+                entry_id = join.next_id
+                join.next_id, entries = entry_id + 1, gets[side](key)
+                if entries is None:
+                    puts[side](key, [[ts, entry_id, row, matched]])
+                    heappush(expiring[side], (ts, entry_id, key))
+                else:
+                    entries.append([ts, entry_id, row, matched])
+                    puts[side](key, entries)
+                    if ts < entries[-2][0]:  # out of order: maybe the key's earliest (`on_stored`)
+                        join.on_stored(side, key, entries)
+            else:
+                late += 1
+            if expiring[side] and expiring[side][0][0] < oldest:
+                join.forget(side)
+        self._done(now, null_keys, late)
+        return joined
+
+    def _done(self, now: int, null_keys: int, late: int) -> None:
+        join = self.join
+        join.time.now = now
+        if null_keys:
+            join.metrics.count("null_key", null_keys)
+        if late:
+            join.metrics.count("late", late)

@@ -1,0 +1,110 @@
+"""The run loop of ksqlDB's INNER stream-stream join (`operators.stream_stream_runs`) against
+`StreamStreamJoin.process` record by record, and the engine's window stores (`store_retention`)
+against a model of what each side's store keeps.
+
+Inputs are randomized: both sides interleaved, a few keys and NULL keys, times moving forward
+with noise, repeated, now and then far back (late) or far ahead (so stores forget)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import pytest
+
+from streamjoin.operators.base import JoinType, Record, Side
+from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
+from streamjoin.operators.stream_stream_runs import StreamStreamInnerRun, takes_runs
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    config: StreamStreamJoinConfig
+
+
+CASES = [
+    # JOIN WITHIN 100 MILLISECONDS GRACE PERIOD 10 MILLISECONDS: retention 210 ms
+    Case("within 100 ms, grace 10 ms", StreamStreamJoinConfig(100, 100, grace=10, store_retention=True)),
+    Case("within (50 ms, 200 ms), grace 0", StreamStreamJoinConfig(50, 200, grace=0, store_retention=True)),
+    # no GRACE PERIOD: Kafka Streams' legacy day, so nothing is ever late or forgotten here
+    Case("within 30 ms, legacy grace", StreamStreamJoinConfig(30, 30, store_retention=True)),
+]
+
+
+def records(rng: random.Random, count: int) -> list[Record]:
+    out, now = [], 1_000
+    for n in range(count):
+        roll = rng.random()
+        now += 500 if roll < 0.02 else rng.randrange(0, 8)
+        ts = now - rng.randrange(250, 600) if roll > 0.95 else now if roll > 0.9 else now + rng.randrange(-40, 40)
+        key = None if rng.random() < 0.05 else (f"k{rng.randrange(6)}",)
+        out.append(Record(rng.choice(tuple(Side)), key, {"v": n}, ts))
+    return out
+
+
+def state(join: StreamStreamJoin) -> tuple:
+    stores = [sorted(store.items()) for store in join.stores]
+    return (stores, join.expiring, join.timers, join.next_id, join.time.now, join.store_times, join.metrics.counts)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("seed", range(6))
+def test_the_run_loop_gives_what_process_gives(case: Case, seed: int):
+    rng = random.Random(seed)
+    inputs = records(rng, 1_500)
+    reference, fast = StreamStreamJoin(case.config), StreamStreamJoin(case.config)
+    expected = [(index, change) for index, record in enumerate(inputs) for change in reference.process(record)]
+    got, start = [], 0
+    while start < len(inputs):  # runs of random lengths, as a task's runs come
+        end = start + rng.randrange(1, 200)
+        assert takes_runs(fast)
+        run = [(index, record.side, record.key, record.value, record.ts, None)
+               for index, record in enumerate(inputs[start:end], start)]
+        got += StreamStreamInnerRun(fast)(run)
+        start = end
+    assert got == expected
+    assert state(fast) == state(reference)
+    assert len(expected) > 300 and reference.metrics["null_key"], reference.metrics.counts
+    assert reference.metrics["late"] or case.config.grace is None
+
+
+@pytest.mark.parametrize("join_type, residual", [(JoinType.LEFT, None), (JoinType.FULL, None),
+                                                 (JoinType.INNER, lambda left, right: left["v"] % 3 != 0)])
+def test_other_joins_keep_the_record_path(join_type, residual):
+    config = StreamStreamJoinConfig(100, 100, grace=10, join_type=join_type, residual=residual, store_retention=True)
+    assert not takes_runs(StreamStreamJoin(config))
+    assert not takes_runs(StreamStreamJoin(StreamStreamJoinConfig(100, 100, grace=10)))  # the documented lateness
+
+
+def stored(join: StreamStreamJoin, side: Side) -> list[tuple]:
+    return sorted((key, entry[0], entry[1]) for key, entries in join.stores[side].items() for entry in entries)
+
+
+@pytest.mark.parametrize("join_type", [JoinType.INNER, JoinType.LEFT, JoinType.RIGHT, JoinType.FULL])
+@pytest.mark.parametrize("case", CASES[:2], ids=lambda c: c.name)
+@pytest.mark.parametrize("seed", range(3))
+def test_a_window_store_keeps_exactly_what_its_retention_holds(join_type: JoinType, case: Case, seed: int):
+    """After each record, its side's store holds every record of that side it kept and no record
+    behind the side's retention (the other side forgets on its own records); each stored key's
+    earliest entry is in its side's expiring heap, which holds far fewer items than records."""
+    join = StreamStreamJoin(StreamStreamJoinConfig(case.config.before, case.config.after, grace=case.config.grace,
+                                                   join_type=join_type, store_retention=True))
+    model: tuple[list, list] = ([], [])
+    inputs = records(random.Random(seed), 2_000)
+    for record in inputs:
+        entry_id = join.next_id
+        join.process(record)
+        side = record.side
+        if join.next_id > entry_id:
+            model[side].append((record.key, record.ts, entry_id))
+        if record.key is not None:
+            oldest = join.retained_from(side)
+            model[side][:] = [item for item in model[side] if item[1] >= oldest]
+        assert stored(join, side) == sorted(model[side])
+        for store, heap in zip(join.stores, join.expiring):
+            items = set(heap)
+            for key, entries in store.items():
+                earliest = min(entries, key=lambda entry: entry[0])
+                assert (earliest[0], earliest[1], key) in items
+    assert join.metrics["late"] and sum(map(len, join.expiring)) < len(inputs) / 4
