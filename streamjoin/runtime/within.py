@@ -12,7 +12,7 @@ from streamjoin.operators.stream_stream import StreamStreamJoin
 from streamjoin.operators.stream_stream_runs import StreamStreamInnerRun, takes_runs
 from streamjoin.runtime.bindings import Entry, Runtime
 from streamjoin.runtime.contract import InputRow, Output, Rejected
-from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
+from streamjoin.runtime.records import DATA_ERRORS, ColumnSource, column_source, describe, input_row, where
 from streamjoin.runtime.run_sink import Columns, RunPath, RunSink, after_join, key_column
 from streamjoin.runtime.stages import Event, JoinStage, ProjectStage
 from streamjoin.serde.formats import DecodedRecord, SerdeSpec
@@ -41,7 +41,9 @@ class StreamStreamWithin(RunPath):
     and encodes each result on its own. This path takes a run of records of the two topics, in
     the order the task processes them, into the same operator (`StreamStreamJoin.process`: the
     same store, timers and stream time), reading the join key of a one-column key without its
-    compiled call; then filters and projects the changes and encodes the run's results together.
+    compiled call (an INNER join on the engine's window stores takes the run in one loop of the
+    operator's: `StreamStreamInnerRun`); then filters and projects the changes and encodes the
+    run's results together.
     Where every output column is a plain column of either side and nothing filters (`plain`), the
     results are not built as rows: each output column is read for the whole run and written a
     column at a time. A record this path does not cover (one that does not decode, a null value,
@@ -70,6 +72,7 @@ class StreamStreamWithin(RunPath):
         self.sink = RunSink(runtime, project)
         self.padding = (dict.fromkeys(join.left_aliases), dict.fromkeys(join.right_aliases))
         self.plain = self._plain_reads()
+        self.kept = self._kept_columns()
 
     def _plain_reads(self) -> dict[str, tuple[bool, str, str]] | None:
         """Each output column as (from the left side, alias, column) where every one is a plain
@@ -84,6 +87,25 @@ class StreamStreamWithin(RunPath):
                 return None
             sources[name] = (sides[read[0]], *read)
         return sources if set(values) <= set(sources) else None
+
+    def _kept_columns(self) -> dict[str, tuple[tuple[str, ColumnSource], ...]] | None:
+        """Per topic, the columns its records keep in the join's state, each with where it is
+        read from the record: on the plain path, with no residual condition and a one-column join
+        key each side, the join key and the columns the results read (nothing else reads a
+        stored row there); else None, whole rows (the pseudo-columns included)."""
+        if self.plain is None or self.processor.config.residual is not None:
+            return None
+        read: dict[str, dict[str, None]] = {}
+        for _, alias, column in self.plain.values():
+            read.setdefault(alias, {})[column] = None  # an ordered set
+        kept = {}
+        for topic, (serde, alias, _, key_column, _) in self.inputs.items():
+            columns = [key_column, *(column for column in read.get(alias, ()) if column != key_column)]
+            sources = [column_source(serde, column) for column in columns] if key_column is not None else [None]
+            if None in sources:
+                return None
+            kept[topic] = tuple(zip(columns, sources))
+        return kept
 
     @classmethod
     def of(cls, runtime: Runtime, topic: str) -> StreamStreamWithin | None:
@@ -127,12 +149,16 @@ class StreamStreamWithin(RunPath):
 
     def _keyed(self, covered: Iterator[tuple[int, InputRow, DecodedRecord]], outputs: list[list[Output]]) -> list:
         """(index, side, join key, env, ts, (row, the join's sequence number)) of each record
-        whose join key evaluates (reading a one-column key without its compiled call); one whose
-        key does not is a dead letter in `outputs`."""
-        join, inputs, keyed = self.join, self.inputs, []
+        whose join key evaluates (reading a one-column key without its compiled call), its row
+        holding only the `kept` columns where the path keeps fewer; one whose key does not
+        evaluate is a dead letter in `outputs`."""
+        join, inputs, kept, keyed = self.join, self.inputs, self.kept, []
         for index, row, record in covered:
             serde, alias, port, key_column, key_of = inputs[row.topic]
-            env = {alias: input_row(serde, record, row)}
+            if kept is None:
+                env = {alias: input_row(serde, record, row)}
+            else:
+                env = {alias: {column: source(record, row) for column, source in kept[row.topic]}}
             try:
                 if key_column is None:
                     key = hashable(key_of(env))

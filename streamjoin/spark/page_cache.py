@@ -16,9 +16,15 @@ version than the checkpoint's:
 Spark hands a task's batches to its workers in turns, so a cache of the last batch alone misses
 every other batch; per-page tokens keep every page no one has changed since.
 
-Pages are kept as the bytes written, never as the objects a batch works on: nothing a batch
-changes in place after (or without) saving can reach another batch through here. A worker keeps
-at most `MAX_BYTES`, the oldest kept pages going first.
+Pages are kept as the bytes written, and beside them (up to `MAX_OBJECT_BYTES` of those bytes)
+as the decoded page itself, so a batch that reads a page its worker's last batch of the task
+read or wrote does not unpickle it again. A decoded page is lent, never shared: `take_objects`
+removes it, and only a save puts pages back (`keep_objects`): a page it wrote under the new
+token, exactly what it just pickled; a page it read and left unchanged under the token it was
+read at, which it still equals, since a store's values changed in place are always put back
+(the `KeyValueStore` contract) and so are written. A batch that fails before its save has taken
+its pages out, so what it changed in place never reaches another batch: the next one reads the
+bytes. A worker keeps at most `MAX_BYTES` of bytes, the oldest kept pages going first.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import os
 from collections import OrderedDict
 
 MAX_BYTES = 64 << 20
+MAX_OBJECT_BYTES = 16 << 20  # decoded pages, counted by their pickled size (they take ~5x that in memory)
 
 
 def new_token() -> int:
@@ -37,10 +44,33 @@ def new_token() -> int:
 class PageCache:
     """Pages by (store id, page), each with the token of the write it is."""
 
-    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, max_bytes: int = MAX_BYTES, max_object_bytes: int = MAX_OBJECT_BYTES) -> None:
+        self.max_bytes, self.max_object_bytes = max_bytes, max_object_bytes
         self.pages: OrderedDict[tuple[str, int], tuple[int, bytes]] = OrderedDict()
         self.size = 0
+        self.objects: OrderedDict[tuple[str, int], tuple[int, dict, int]] = OrderedDict()
+        self.object_size = 0
+
+    def take_objects(self, store: str, group: int, token: int) -> tuple[dict, int] | None:
+        """The decoded page as written with `token`, and its pickled size, no longer held here;
+        None when not held (a page held at another token is dropped)."""
+        found = self.objects.pop((store, group), None)
+        if found is None:
+            return None
+        self.object_size -= found[2]
+        return (found[1], found[2]) if found[0] == token else None
+
+    def keep_objects(self, store: str, group: int, token: int, data: dict, size: int) -> None:
+        """Hold the decoded page `data`, equal to the page written with `token` (`size` bytes)."""
+        old = self.objects.pop((store, group), None)
+        if old is not None:
+            self.object_size -= old[2]
+        if size > self.max_object_bytes:
+            return
+        self.objects[(store, group)] = (token, data, size)
+        self.object_size += size
+        while self.object_size > self.max_object_bytes:
+            self.object_size -= self.objects.popitem(last=False)[1][2]
 
     def take(self, store: str, group: int, token: int) -> bytes | None:
         """The page as written with `token`; None when not held."""
@@ -62,7 +92,8 @@ class PageCache:
 
     def clear(self) -> None:
         self.pages.clear()
-        self.size = 0
+        self.objects.clear()
+        self.size = self.object_size = 0
 
 
 # One per worker process: the pages outlive the task that wrote them.

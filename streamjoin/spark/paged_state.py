@@ -88,6 +88,7 @@ class PagedStore(KeyValueStore):
         self.store_id, self.pages, self.cache = store_id, pages, cache
         self.page_count, self.size, self.tokens = page_count, size, tokens
         self.loaded: dict[int, dict] = {}
+        self.sizes: dict[int, int] = {}  # the pickled size of each loaded page
         self.changed: set[int] = set()
 
     def _page(self, group: int) -> dict:
@@ -100,12 +101,23 @@ class PagedStore(KeyValueStore):
         token = self.tokens[group]
         if not token:
             return {}
+        lent = self.cache.take_objects(self.store_id, group, token)
+        if lent is not None:
+            data, self.sizes[group] = lent
+            return data
         page = self.cache.take(self.store_id, group, token)
         if page is None:
             page = self.pages.load(self.store_id, group)
             if page is not None:
                 self.cache.keep(self.store_id, group, token, page)
+        self.sizes[group] = 0 if page is None else len(page)
         return decode_page(page)
+
+    def lend_unchanged(self) -> None:
+        """At a save: each page read and not changed back to the cache, at the token it was read at."""
+        for group, data in self.loaded.items():
+            if group not in self.changed and data and self.tokens[group]:
+                self.cache.keep_objects(self.store_id, group, self.tokens[group], data, self.sizes[group])
 
     def get(self, key: Hashable, default: Any = None) -> Any:
         return self._page(page_of(key, self.page_count)).get(key, default)
@@ -180,12 +192,15 @@ class _StatePickler(cloudpickle.Pickler):
         # once per store (the pickler's memo): a store shared by two operators stays one store
         store_id = store.store_id if isinstance(store, PagedStore) else uuid.uuid4().hex
         changed, size, tokens = _store_pages(store)
+        if isinstance(store, PagedStore):
+            store.lend_unchanged()
         for group, data in changed.items():
             page = encode_page(data) if data else None
             self.pages.save(store_id, group, page)
             tokens[group] = 0 if page is None else self.token  # an emptied page is never read again
             if page is not None:
                 self.cache.keep(store_id, group, self.token, page)
+                self.cache.keep_objects(store_id, group, self.token, data, len(page))
         return _open_store, (store_id, len(tokens), size, tokens)
 
 

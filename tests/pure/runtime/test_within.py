@@ -82,9 +82,20 @@ def inputs(case: Case, runtime, rng: random.Random, count: int) -> list[InputRow
 
 
 def state(runtime) -> tuple:
+    """The join's state; where the fast path keeps fewer columns of a stored row (`kept`), every
+    runtime's rows as that path keeps them (the reference path stores whole rows)."""
     join = next(stage for stage in runtime.pipeline.stages if isinstance(stage, JoinStage))
     processor = join.processor
-    stores = [sorted(store.items(), key=repr) for store in processor.stores]
+    path = next(iter(runtime.fast_paths.values()))
+    columns = None if path.kept is None else {
+        path.inputs[topic].alias: [column for column, _ in kept] for topic, kept in path.kept.items()}
+
+    def as_kept(entry: list) -> list:
+        (alias, row), = entry[2].items()
+        return entry if columns is None else [*entry[:2], {alias: {c: row.get(c) for c in columns[alias]}}, *entry[3:]]
+
+    stores = [sorted(((key, [as_kept(entry) for entry in entries]) for key, entries in store.items()), key=repr)
+              for store in processor.stores]
     return (join.seq, stores, sorted(processor.timers, key=repr), processor.next_id, processor.time.now,
             processor.store_times, processor.expiring, runtime.counters(), runtime.stream_time)
 
@@ -96,6 +107,7 @@ def test_the_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int
     path = three[1].fast_paths.get(case.stream)
     assert path is not None and set(path.topics) == {s["topic"] for s in case.sources}, "both topics take it"
     assert (path.plain is not None) == case.plain
+    assert (path.kept is not None) == case.plain  # a plain path keeps fewer columns in state
     outputs = both_paths(inputs(case, three[0], random.Random(seed), 800), three, state)
     assert three[1].end_of_input() == three[0].end_of_input()
     assert {type(item).__name__ for item in outputs} == {"Emitted", "Rejected"}  # both kinds reached

@@ -24,6 +24,7 @@ from streamjoin.spark.paged_state import (
     PagedStore,
     key_hash,
     load_runtime,
+    decode_page,
     page_count_for,
     save_runtime,
 )
@@ -63,6 +64,12 @@ OPERATORS = {
     "regular LEFT upsert": lambda: RegularJoin(RegularJoinConfig(
         JoinType.LEFT, InputKind.UPSERT, InputKind.UPSERT, state_ttl_ms=2_000)),
 }
+
+
+def assert_lent_pages_equal_their_bytes(cache: PageCache) -> None:
+    """Every decoded page a worker holds equals the page written with its token (held as bytes)."""
+    for (store, group), (token, data, _) in cache.objects.items():
+        assert decode_page(cache.take(store, group, token)) == data
 
 
 @pytest.mark.parametrize("name", OPERATORS)
@@ -108,7 +115,7 @@ def test_workers_taking_batches_in_turns_and_retried_batches_equal_one_uninterru
     new_operator = OPERATORS[name]
     records = updates(3000, 500) + [Record(Side.LEFT, f"k{k}", None, 9000 + k) for k in range(0, 500, 7)]
     whole = new_operator().process_all(records)
-    pages, workers, blob, batched = DictPages(), (PageCache(), PageCache()), None, []
+    pages, workers, blob, batched, lent = DictPages(), (PageCache(), PageCache()), None, [], 0
     for n, start in enumerate(range(0, len(records), 250)):
         batch, worker = records[start:start + 250], workers[n % 2]
         if n % 3 == 2:
@@ -119,7 +126,9 @@ def test_workers_taking_batches_in_turns_and_retried_batches_equal_one_uninterru
         operator = new_operator() if blob is None else load_runtime(blob, pages, worker)
         batched += operator.process_all(batch)
         blob = save_runtime(operator, pages, worker)
-    assert batched == whole and len(whole) > 1000
+        assert_lent_pages_equal_their_bytes(worker)
+        lent = max(lent, len(worker.objects))
+    assert batched == whole and len(whole) > 1000 and lent
 
 
 def test_a_worker_reads_again_only_the_pages_written_since_it_kept_them():
@@ -142,6 +151,25 @@ def test_a_worker_reads_again_only_the_pages_written_since_it_kept_them():
                            [Record(Side.LEFT, f"k{k}", {"v": -3}, 50_002) for k in range(1, 5_000, 50)])
     assert pages.reads == 3  # the right page B rewrote
     assert ({"v": -2}, {"v": -1}) in [(c.left, c.right) for c in out]
+
+
+def test_a_worker_lends_its_next_batch_the_decoded_pages_and_a_failed_batch_loses_them():
+    # batch 1 saves with worker A; batch 2 on A finds k7's page decoded (the same objects) and
+    # changes a row in place, then fails before its save; batch 3 on A reads that page's bytes
+    # again, so batch 2's change is not there.
+    pages, worker = DictPages(), PageCache()
+    join = new_join()
+    join.process_all(updates(20_000, 5_000))
+    blob = save_runtime(join, pages, worker)
+    kept = [data for _, data, _ in worker.objects.values()]
+    assert len(kept) == len(pages.data) == 32
+    failed = load_runtime(blob, pages, worker)
+    stored = failed.tables[1].get("k7")  # odd keys are right rows: (row, ts)
+    assert stored[0] == {"v": 15_007} and any(data.get("k7") is stored for data in kept)  # lent, not decoded
+    stored[0]["v"] = "changed in place by a batch that then fails"
+    again = load_runtime(blob, pages, worker)
+    assert again.tables[1].get("k7")[0] == {"v": 15_007} and pages.reads == 0  # from the kept bytes
+    assert len(worker.objects) == 31  # the page batches 2 and 3 read is gone until a save lends it
 
 
 def test_the_page_cache_keeps_its_bound_dropping_the_oldest_pages():
