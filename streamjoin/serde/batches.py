@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from functools import partial
 from operator import is_not
-from sys import intern
 from typing import Any, Mapping, Sequence
 
 from streamjoin.serde.codecs import JSON_DECODER
@@ -79,8 +78,7 @@ def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None],
         if not codec.key_reads:
             read = [None] * len(texts)
         elif _text_key(spec):  # `read_key` of a KAFKA STRING key, without its three calls a key
-            # Interned: the records of one key share one str, which a store page then pickles once.
-            read = [None if key is None else (intern(key.decode("utf-8")),) for key in keys]
+            read = [None if key is None else (key.decode("utf-8"),) for key in keys]
         else:
             read_key = codec.read_key
             read = [None if key is None else read_key(key) for key in keys]

@@ -23,7 +23,6 @@ import struct
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
-from sys import intern
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from streamjoin.serde import windowed
@@ -214,8 +213,8 @@ class _Codec:
             read_part = self._bare(spec.key_format, spec.key_columns[0], "key")[0]
 
             def read_key_tuple(data: bytes) -> tuple | None:
-                part = read_part(data)  # a text key interned, as `batches.decode_columns` does
-                return None if part is None else (intern(part) if type(part) is str else part,)
+                part = read_part(data)
+                return None if part is None else (part,)
         else:
             def read_key_tuple(data: bytes) -> tuple | None:
                 row = read_key(data)

@@ -68,13 +68,6 @@ def test_keys_decode_with_their_own_format():
     assert batches.decode_all(SPEC, bad_key) == [None]
 
 
-def test_the_records_of_one_text_key_share_its_str():
-    """So a store page holding many records of a key pickles the key's text once."""
-    rows = [row(GOOD, key=b"id7", offset=n) for n in range(3)] + [row(GOOD, key=b"id8", offset=3)]
-    keys = [r.key[0] for r in batches.decode_all(SPEC, rows)]
-    assert keys == ["id7", "id7", "id7", "id8"] and keys[0] is keys[1] is keys[2]
-
-
 def test_other_value_formats_decode_record_by_record():
     delimited = SerdeSpec.of({"ID": "STRING", "A": "INT", "B": "STRING"}, key=["ID"], value_format="DELIMITED")
     rows = [row(b"1,x"), row(b"nope,y"), row(b"3,")]
