@@ -53,6 +53,13 @@ CASES = [
          "CREATE STREAM out AS SELECT v.id AS id, c.amount * v.amount * 1000000000000 AS big, "
          "CASE WHEN v.amount > 50 THEN c.note + 1 ELSE 0 END AS odd FROM clicks c "
          "RIGHT JOIN views v WITHIN 100 MILLISECONDS ON c.id = v.id EMIT CHANGES;", KSQL_STREAMS, "clicks"),
+    # An INNER join on the window stores takes a run in one loop (`StreamStreamInnerRun`); here
+    # its results are filtered and projected, and some fail to evaluate or to encode.
+    Case("ksqlDB INNER JOIN WITHIN, WHERE, failing expressions", "ksqldb",
+         "CREATE STREAM out AS SELECT c.id AS id, c.amount * v.amount * 1000000000000 AS big, "
+         "CASE WHEN v.amount > 50 THEN c.note + 1 ELSE 0 END AS odd FROM clicks c "
+         "JOIN views v WITHIN 100 MILLISECONDS GRACE PERIOD 10 MILLISECONDS ON c.id = v.id "
+         "WHERE c.amount IS NULL OR c.amount <> 3 EMIT CHANGES;", KSQL_STREAMS, "clicks"),
     Case("Lenses LEFT JOIN WITHIN", "lenses",
          "INSERT INTO result SELECT STREAM o.item, s.carrier, s.weight FROM orders AS o "
          "LEFT JOIN shipments AS s ON o._key = s._key WITHIN 150ms;", LENSES_STREAMS, "orders", plain=True),
