@@ -131,6 +131,11 @@ class StreamStreamWithin(RunPath):
         filtered and projected (plain path: kept as (index, change)); a record whose evaluation
         fails is one dead letter in `outputs`. An INNER join on the engine's window stores takes
         the whole run in one loop (`StreamStreamInnerRun`)."""
+        # Reading `covered` whole sends the records this path does not cover down the reference
+        # path before the run's others reach the join: none of them changes what the join holds
+        # (a null value is counted and numbered, an undecodable record is a dead letter; the
+        # window join reads no sequence number), and what they change of the task (counts, its
+        # latest time) does not depend on the order.
         keyed = self._keyed(covered, outputs)
         if takes_runs(self.processor):
             made = StreamStreamInnerRun(self.processor)(keyed)
