@@ -18,13 +18,15 @@ every other batch; per-page tokens keep every page no one has changed since.
 
 Pages are kept as the bytes written, and beside them (up to `MAX_OBJECT_BYTES` of those bytes)
 as the decoded page itself, so a batch that reads a page its worker's last batch of the task
-read or wrote does not unpickle it again. A decoded page is lent, never shared: `take_objects`
-removes it, and only a save puts pages back (`keep_objects`): a page it wrote under the new
-token, exactly what it just pickled; a page it read and left unchanged under the token it was
-read at, which it still equals, since a store's values changed in place are always put back
-(the `KeyValueStore` contract) and so are written. A batch that fails before its save has taken
-its pages out, so what it changed in place never reaches another batch: the next one reads the
-bytes. A worker keeps at most `MAX_BYTES` of bytes, the oldest kept pages going first.
+read and left unchanged does not unpickle it again (a stream-table join's table pages between
+updates). A decoded page is lent, never shared: `take_objects` removes it, and only a save puts
+a page back (`keep_objects`), one it read and did not change, under the token it was read at,
+which it still equals: a store's values changed in place are always put back (the
+`KeyValueStore` contract), and so written. A page a batch changed is kept as bytes alone, since
+its objects may be shared with another page's, which a decoded page's never are. A batch that
+fails before its save has taken its pages out, so what it changed in place never reaches
+another batch: the next one reads the bytes. A worker keeps at most `MAX_BYTES` of bytes, the
+oldest kept pages going first.
 """
 
 from __future__ import annotations

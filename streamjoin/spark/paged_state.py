@@ -114,7 +114,9 @@ class PagedStore(KeyValueStore):
         return decode_page(page)
 
     def lend_unchanged(self) -> None:
-        """At a save: each page read and not changed back to the cache, at the token it was read at."""
+        """At a save: each page read and not changed back to the cache, at the token it was read
+        at. A page the batch changed is kept as bytes alone: its objects may be shared with
+        another page's (a value stored under two keys), and a decoded page never is."""
         for group, data in self.loaded.items():
             if group not in self.changed and data and self.tokens[group]:
                 self.cache.keep_objects(self.store_id, group, self.tokens[group], data, self.sizes[group])
@@ -200,7 +202,6 @@ class _StatePickler(cloudpickle.Pickler):
             tokens[group] = 0 if page is None else self.token  # an emptied page is never read again
             if page is not None:
                 self.cache.keep(store_id, group, self.token, page)
-                self.cache.keep_objects(store_id, group, self.token, data, len(page))
         return _open_store, (store_id, len(tokens), size, tokens)
 
 

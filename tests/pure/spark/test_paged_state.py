@@ -107,17 +107,15 @@ def test_a_batch_reads_and_writes_only_the_pages_of_its_keys():
     assert {group for _, group in pages.data} >= {key_hash("k42") & 15}
 
 
-@pytest.mark.parametrize("name", OPERATORS)
-def test_workers_taking_batches_in_turns_and_retried_batches_equal_one_uninterrupted_run(name):
-    # Batches alternate between two workers' page caches, as Spark hands a task's batches to
-    # its workers; every third batch is first run on a copy of the state and thrown away (a failed
-    # attempt: its pages and tokens written, its commit lost), then run again from the last commit.
-    new_operator = OPERATORS[name]
-    records = updates(3000, 500) + [Record(Side.LEFT, f"k{k}", None, 9000 + k) for k in range(0, 500, 7)]
-    whole = new_operator().process_all(records)
+def in_turns(new_operator, batches: list[list[Record]]) -> tuple[list, int]:
+    """The batches alternating between two workers' page caches, as Spark
+    hands a task's batches to its workers; every third batch is first run on a copy of the state
+    and thrown away (a failed attempt: its pages and tokens written, its commit lost), then run
+    again from the last commit. After every save, each page a worker lends equals the bytes of
+    its token. Returns the outputs and the most pages a worker held lent."""
     pages, workers, blob, batched, lent = DictPages(), (PageCache(), PageCache()), None, [], 0
-    for n, start in enumerate(range(0, len(records), 250)):
-        batch, worker = records[start:start + 250], workers[n % 2]
+    for n, batch in enumerate(batches):
+        worker = workers[n % 2]
         if n % 3 == 2:
             attempt = DictPages()
             attempt.data = dict(pages.data)
@@ -128,7 +126,25 @@ def test_workers_taking_batches_in_turns_and_retried_batches_equal_one_uninterru
         blob = save_runtime(operator, pages, worker)
         assert_lent_pages_equal_their_bytes(worker)
         lent = max(lent, len(worker.objects))
-    assert batched == whole and len(whole) > 1000 and lent
+    return batched, lent
+
+
+@pytest.mark.parametrize("name", OPERATORS)
+def test_workers_taking_batches_in_turns_and_retried_batches_equal_one_uninterrupted_run(name):
+    records = updates(3000, 500) + [Record(Side.LEFT, f"k{k}", None, 9000 + k) for k in range(0, 500, 7)]
+    batched, _ = in_turns(OPERATORS[name], [records[start:start + 250] for start in range(0, len(records), 250)])
+    assert batched == OPERATORS[name]().process_all(records) and len(batched) > 1000
+
+
+@pytest.mark.parametrize("name", ["table-table FULL"])  # the others keep a few keys: one page a store
+def test_small_batches_over_many_pages_lend_the_pages_they_only_read(name):
+    # 5,000 keys (16 pages a store from the first batch on), then 20 records a batch: a batch
+    # reads pages it does not change (the other side's pages its records probe), which its
+    # worker lends to its next batch there.
+    records = updates(22_000, 5_000)
+    batched, lent = in_turns(OPERATORS[name], [records[:20_000]] + [records[start:start + 20]
+                                                                    for start in range(20_000, 22_000, 20)])
+    assert batched == OPERATORS[name]().process_all(records) and lent > 0
 
 
 def test_a_worker_reads_again_only_the_pages_written_since_it_kept_them():
@@ -153,23 +169,26 @@ def test_a_worker_reads_again_only_the_pages_written_since_it_kept_them():
     assert ({"v": -2}, {"v": -1}) in [(c.left, c.right) for c in out]
 
 
-def test_a_worker_lends_its_next_batch_the_decoded_pages_and_a_failed_batch_loses_them():
-    # batch 1 saves with worker A; batch 2 on A finds k7's page decoded (the same objects) and
-    # changes a row in place, then fails before its save; batch 3 on A reads that page's bytes
-    # again, so batch 2's change is not there.
+def test_a_worker_lends_its_next_batch_the_pages_read_and_a_failed_batch_loses_them():
+    # batch 1 saves 16 pages a store; batch 2 on worker A reads k7's page, changes nothing and
+    # saves: A lends that page. Batch 3 on A finds it decoded (the same objects), changes a row
+    # in place, then fails before its save; batch 4 on A reads the page's bytes again, so batch
+    # 3's change is not there.
     pages, worker = DictPages(), PageCache()
     join = new_join()
     join.process_all(updates(20_000, 5_000))
     blob = save_runtime(join, pages, worker)
-    kept = [data for _, data, _ in worker.objects.values()]
-    assert len(kept) == len(pages.data) == 32
+    assert len(pages.data) == 32 and not worker.objects  # pages a batch wrote are kept as bytes alone
+    reader = load_runtime(blob, pages, worker)
+    stored = reader.tables[1].get("k7")  # odd keys are right rows: (row, ts)
+    blob = save_runtime(reader, pages, worker)
+    assert list(worker.objects) == [(reader.tables[1].store_id, key_hash("k7") & 15)]
     failed = load_runtime(blob, pages, worker)
-    stored = failed.tables[1].get("k7")  # odd keys are right rows: (row, ts)
-    assert stored[0] == {"v": 15_007} and any(data.get("k7") is stored for data in kept)  # lent, not decoded
-    stored[0]["v"] = "changed in place by a batch that then fails"
+    lent = failed.tables[1].get("k7")
+    assert lent is stored and lent[0] == {"v": 15_007} and not worker.objects  # taken out, not decoded
+    lent[0]["v"] = "changed in place by a batch that then fails"
     again = load_runtime(blob, pages, worker)
     assert again.tables[1].get("k7")[0] == {"v": 15_007} and pages.reads == 0  # from the kept bytes
-    assert len(worker.objects) == 31  # the page batches 2 and 3 read is gone until a save lends it
 
 
 def test_the_page_cache_keeps_its_bound_dropping_the_oldest_pages():
