@@ -6,6 +6,8 @@ workloads planned and compiled as there, their records encoded with each source'
       its user), ksqlDB stream-table join.
   (b) interval: CLICKS/2 orders + CLICKS/2 payments over 10 h of event time, ids from
       CLICKS/10 (~1 match per order), ksqlDB `INNER JOIN ... WITHIN 1 HOURS`.
+  (c) table-table: CLICKS updates alternating between two tables (one in 20 a tombstone) over
+      CLICKS/10 keys, ksqlDB primary-key `INNER JOIN` (bench/table_joins.py's PK shape).
 
 Per workload, each on a fresh runtime, best of --repeat runs:
   process       `runtime.process(row)` over every row, in Kafka Streams order
@@ -16,7 +18,7 @@ Printed as input records per CPU second of this process (steadier than wall time
 machine; the wall seconds are printed too), with the runtime's own profile (`runtime.seconds`)
 of the last run and a digest of the output rows: a change that keeps behaviour keeps the digest.
 
-Usage: python bench/runtime_alone.py [--clicks N] [--repeat R] [--only a|b] [--profile]
+Usage: python bench/runtime_alone.py [--clicks N] [--repeat R] [--only a|b|c] [--profile]
 (default 200,000 clicks, 20,000 users; ~1 min). Needs pyspark importable (the adapter module),
 never starts Spark.
 """
@@ -87,6 +89,18 @@ def interval(clicks: int):
     return queries, rows, f"{per_side:,} orders + {per_side:,} payments"
 
 
+def table_table(clicks: int):
+    keys, columns = max(clicks // 10, 1), {"id": "STRING", "v": "BIGINT"}
+    queries, catalog = compile_query(
+        "CREATE TABLE j AS SELECT l.id AS id, l.v AS lv, r.v AS rv FROM pl l INNER JOIN pr r ON l.id = r.id "
+        "EMIT CHANGES;", [source("pl", "table", columns), source("pr", "table", columns)])
+    rng, rows = random.Random(3), []
+    for offset, name in enumerate(("pl", "pr")):
+        rows += input_rows(catalog, name, ((f"k{rng.randrange(keys)}", None if rng.random() < 0.05 else {"v": n},
+                                            BASE_TS + 2 * n + offset) for n in range(clicks // 2)))
+    return queries, rows, f"{clicks // 2:,} updates of each table over {keys:,} keys"
+
+
 def frame_of(rows, chunk: int = 50_000):
     """The rows as the source packs them for a task: per topic, chunks of `chunk` records."""
     import pyarrow as pa
@@ -151,10 +165,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clicks", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=("a", "b"))
+    parser.add_argument("--only", choices=("a", "b", "c"))
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of process_rows")
     args = parser.parse_args()
-    for key, name, workload in (("a", "enrichment", enrichment), ("b", "interval", interval)):
+    for key, name, workload in (("a", "enrichment", enrichment), ("b", "interval", interval),
+                                ("c", "table-table", table_table)):
         if args.only in (None, key):
             queries, rows, what = workload(args.clicks)
             print(f"({key}) {name}: {what}")

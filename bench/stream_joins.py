@@ -39,7 +39,7 @@ from typing import Literal
 from common import (BASE_TS, Agreement, Bench, StateSize, Timed, WorkerMemory, bench_session, compile_query,
                     create_topics, json_rows, load_average, output_records, print_profile, produce,
                     row_differences, run_pyflink, run_streamjoin, measured_streamjoin, streaming_vs_batch,
-                    topic_count, warm_up)
+                    topic_count, warm_up, warm_up_source)
 
 FULL_EVENTS, DEFAULT_EVENTS = 1_000_000, 500_000
 HOUR_MS = 3_600_000
@@ -282,6 +282,7 @@ def main() -> None:
             print(f"scaled: {args.events:,} events (full size {FULL_EVENTS:,}: --events {FULL_EVENTS}; "
                   f"its Spark jobs alone took ~18 min on 2 shared cores, over the ~15 min budget)")
         warm_up(bench)
+        warm_up_source(bench)
         if args.only in (None, "a"):
             report(f"(a) stream-table LEFT JOIN enrichment, {args.events:,} events x "
                    f"{max(args.events // 10, 1):,}-key table", enrichment(bench, args.events))

@@ -244,9 +244,9 @@ class StreamTableLookup(RunPath):
         return kept, picked
 
     def _plain_columns(self, matches: list[_Match]) -> Columns:
-        return ([match.index for match in matches], [match.key for match in matches],
-                [match.record.ts for match in matches],
-                {name: _column(source, matches) for name, source in self.plain[1].items()})
+        return Columns([match.index for match in matches], [match.key for match in matches],
+                       [match.record.ts for match in matches],
+                       {name: _column(source, matches) for name, source in self.plain[1].items()})
 
 
 def _column(source, matches: list[_Match]) -> list:

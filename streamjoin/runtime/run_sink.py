@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from time import perf_counter
-from typing import Iterator, Sequence
+from typing import Iterator, NamedTuple, Sequence
 
 from streamjoin.expr.core import column_read
 from streamjoin.operators.base import RowKind
@@ -19,7 +19,7 @@ from streamjoin.runtime.stages import Event, FilterStage, JoinStage, ProjectStag
 from streamjoin.serde.batches import encode_keys, encode_value_columns, encodes_value_columns
 from streamjoin.serde.formats import DecodedRecord
 
-_INSERT = RowKind.INSERT
+_INSERT, _DELETE = RowKind.INSERT, RowKind.DELETE
 
 
 def after_join(join: JoinStage) -> tuple[tuple, ProjectStage] | None:
@@ -39,6 +39,18 @@ def key_column(key_of, alias: str) -> str | None:
     part = getattr(key_of, "part", None)
     read = part and column_read(part)
     return read[1] if read and read[0] == alias else None
+
+
+class Columns(NamedTuple):
+    """A run's results for the sink, from their columns: each result's row index, key, time;
+    the output columns (name -> values); the positions of the results that are tombstones of
+    their key (their columns are not written)."""
+
+    indexes: list[int]
+    keys: list
+    times: list[int]
+    values: dict[str, list]
+    tombstones: frozenset[int] = frozenset()
 
 
 class RunSink:
@@ -79,7 +91,9 @@ class RunSink:
         """Each result (index of its row, projected event) as the sink's record, into `outputs`."""
         runtime = self.runtime
         events = [event for _, event in results]
-        projected = [event.env[self.output_alias] for event in events] if self.writes_projection else None
+        alias = self.output_alias
+        projected = [None if event.env is None else event.env[alias] for event in events] \
+            if self.writes_projection else None
         emitted = encode_events(runtime.sink, events, projected)
         if emitted is not None:
             self._deliver(rows, [index for index, _ in results], emitted, outputs)
@@ -88,28 +102,41 @@ class RunSink:
             headers = rows[index].headers
             runtime.emit([event], without_replay_header(headers) if headers else (), outputs[index])
 
-    def write_columns(self, rows: Sequence[InputRow], indexes: list[int], keys: list, times: list[int],
-                      columns: dict[str, list], outputs: list[list[Output]]) -> None:
-        """Results given as their rows' indexes, keys, times and output columns (name -> values),
-        written a column at a time (`column_values` names the sink's columns) into `outputs`."""
-        written = self.emitted_columns(rows, indexes, keys, times, columns, outputs)
+    def write_columns(self, rows: Sequence[InputRow], results: Columns, outputs: list[list[Output]]) -> None:
+        """Results given as their columns (`column_values` names the sink's columns), written a
+        column at a time into `outputs`."""
+        written = self.emitted_columns(rows, *results, outputs)
         if type(written) is EmittedColumns:
             written.append_to(rows, outputs)
 
     def emitted_columns(self, rows: Sequence[InputRow], indexes: list[int], keys: list, times: list[int],
-                        columns: dict[str, list], outputs: list[list[Output]] | None = None) -> RunOutputs:
-        """The results encoded a column at a time, as the run's outputs (`EmittedColumns`); where
-        one cannot be encoded, all of them one by one as the reference path writes them (that one
-        a dead letter) into `outputs` (new lists when None), which are returned."""
+                        columns: dict[str, list], tombstones: frozenset[int] = frozenset(),
+                        outputs: list[list[Output]] | None = None) -> RunOutputs:
+        """The results (as `Columns` gives them) encoded a column at a time, as the run's outputs
+        (`EmittedColumns`, a tombstone's value None); where one cannot be encoded, all of them one
+        by one as the reference path writes them (that one a dead letter) into `outputs` (new
+        lists when None), which are returned."""
         sink = self.runtime.sink
+        value_columns = [columns[name] for name in self.column_values()]
         try:
-            values = encode_value_columns(sink.serde, [columns[name] for name in self.column_values()])
+            if tombstones:
+                live = [at for at in range(len(indexes)) if at not in tombstones]
+                values: list = [None] * len(indexes)
+                for at, value in zip(live, encode_value_columns(sink.serde, [[column[at] for at in live]
+                                                                             for column in value_columns])):
+                    values[at] = value
+            else:
+                values = encode_value_columns(sink.serde, value_columns)
             key_bytes = encode_keys(sink.serde, keys)
+            if tombstones and any(key_bytes[at] is None for at in tombstones):
+                raise ValueError("a tombstone without a key")  # the reference path says why, per result
         except DATA_ERRORS:
             outputs = [[] for _ in rows] if outputs is None else outputs
             projected = [dict(zip(columns, values)) for values in zip(*columns.values())]
-            self.write(rows, [(index, Event._make((_INSERT, key, {self.output_alias: row}, ts)))
-                              for index, key, ts, row in zip(indexes, keys, times, projected)], outputs)
+            self.write(rows, [(index, Event._make((_DELETE, key, None, ts)) if at in tombstones else
+                               Event._make((_INSERT, key, {self.output_alias: row}, ts)))
+                              for at, (index, key, ts, row) in enumerate(zip(indexes, keys, times, projected))],
+                       outputs)
             return outputs
         self.runtime.metrics["output_records"] += len(indexes)
         return EmittedColumns(indexes, sink.topic, key_bytes, values, times)
@@ -133,8 +160,6 @@ class _Tally:
         self.counted, self.latest, self.aside = 0, None, 0.0
 
 
-# A run's results for the sink, from their columns: the rows' indexes, keys, times, output columns.
-Columns = tuple[list[int], list, list[int], dict[str, list]]
 
 
 class RunPath(ABC):
@@ -146,6 +171,7 @@ class RunPath(ABC):
     sink: RunSink
     plain: object | None  # set where results are written from their columns
     topics: tuple[str, ...]  # the topics whose records it takes
+    takes_tombstones = False  # whether it takes records with no value (else the reference path does)
 
     def process_columns(self, rows: Sequence[InputRow], segment: dict) -> RunOutputs | None:
         """The run's outputs computed a column at a time, where the path can (else None: the run
@@ -168,18 +194,18 @@ class RunPath(ABC):
         if columns is None:
             self.sink.write(rows, joined, outputs)
         else:
-            self.sink.write_columns(rows, *columns, outputs)
+            self.sink.write_columns(rows, columns, outputs)
         runtime.seconds["encode"] += perf_counter() - pushed
         return outputs
 
     def _covered(self, rows: Sequence[InputRow], records: Sequence[DecodedRecord | None], outputs: list[list[Output]],
                  tally: _Tally) -> Iterator[tuple[int, InputRow, DecodedRecord]]:
         """The records this path takes, with their indexes; one it does not (it does not decode,
-        a null value, another task's partition) takes the reference path, into `outputs` (a
-        dead letter, or counted as ignored)."""
-        runtime, task = self.runtime, self.runtime.task
+        a null value unless `takes_tombstones`, another task's partition) takes the reference
+        path, into `outputs` (a dead letter, or counted as ignored)."""
+        runtime, task, tombstones = self.runtime, self.runtime.task, self.takes_tombstones
         for index, (row, record) in enumerate(zip(rows, records)):
-            if record is None or record.value is None or row.partition != task:
+            if record is None or (record.value is None and not tombstones) or row.partition != task:
                 before = perf_counter()
                 outputs[index] = runtime.process_record(row)
                 tally.aside += perf_counter() - before

@@ -7,9 +7,10 @@ stores as key-group pages, the rest pickled beside them (`paged_state`), so a
 restart from the checkpoint resumes exactly where the last committed batch left it, and a batch
 reads and writes only the pages of the keys it touched.
 
-A task's rows are chunks of records packed by the source (`packing`). Within a batch the records
-are replayed in Kafka Streams order: per input partition in offset order, always taking the head
-record with the smallest timestamp (`merge_in_timestamp_order`).
+A task's rows are its records as Spark's Kafka connector reads them, or chunks of records packed
+by streamjoin_kafka (`packing`). Within a batch the records are replayed in Kafka Streams order:
+per input partition in offset order, always taking the head record with the smallest timestamp
+(`merge_in_timestamp_order`).
 
 Rows with a negative offset are end-of-input markers from a bounded source (one per input
 partition): once a task has one for every input topic, it advances time to the end, which closes
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from itertools import groupby, repeat
+from itertools import repeat
 from operator import itemgetter
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
@@ -226,18 +227,12 @@ def output_rows(runtime: TaskRuntime, outputs: list[Output], source: InputRow | 
 
 
 def ordered_rows(frame: pd.DataFrame) -> Iterator[InputRow]:
-    """Kafka Streams record order for one task's packed rows (`packing.PACKED_INPUT_DDL`): a queue
-    per input partition in offset order, merged by smallest head timestamp."""
-    from streamjoin.spark.packing import unpack_records  # see TaskProcessor's docstring
+    """Kafka Streams record order for one task's rows, packed (`packing.PACKED_INPUT_DDL`) or a row
+    a record (`packing.row_queues`): a queue per input partition in offset order, the queues in
+    (topic, partition) order, merged by smallest head timestamp."""
+    from streamjoin.spark.packing import chunk_queues, row_queues  # see TaskProcessor's docstring
 
-    chunks = sorted(zip(frame["topic"].tolist(), frame["partition"].tolist(), frame["offset"].tolist(),
-                        frame["records"].tolist()), key=itemgetter(0, 1, 2))
-    queues = []
-    for (topic, partition), group in groupby(chunks, key=itemgetter(0, 1)):
-        queue: list[InputRow] = []
-        for chunk in group:
-            queue += unpack_records(topic, partition, chunk[3])
-        queues.append(queue)
+    queues = chunk_queues(frame) if "records" in frame.columns else row_queues(frame)
     if len(queues) <= 1:
         return iter(queues[0] if queues else ())
     return merge_in_timestamp_order(queues, timestamp=itemgetter(3))

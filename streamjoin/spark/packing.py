@@ -11,17 +11,19 @@ travels as one row, and the Python code at each end converts it column-wise:
              driver: df.toArrow() ─▶ unpack_results ─▶ the result rows, as if never packed
 
 The way in is packed by streamjoin_kafka itself (`streamjoin.packed`), in the Python worker that
-reads Kafka anyway. Spark's own connector reads in the JVM, so its rows are packed by a
-`mapInArrow` step before the shuffle (`pack_kafka_batches`): a Python worker round trip, column-wise,
-instead of the per-row conversions above in the task (measured in docs/operations.md).
+reads Kafka anyway. Spark's own connector reads in the JVM, and its rows reach the task as they
+are (`row_queues`): packing them would take a Python worker round trip of its own (a `mapInArrow`
+step), which cost more than pyspark's per-row steps on ~1.5 µs a record with one group per task
+(measured in docs/operations.md, "Latency on Spark's connector").
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from itertools import repeat
-from typing import Iterable, Iterator
+from itertools import groupby, repeat
+from operator import itemgetter
+from typing import Iterable
 
 import pyarrow as pa
 
@@ -70,34 +72,6 @@ def pack_records(topic: str, partition: int, records: pa.RecordBatch) -> pa.Reco
                                        pa.array([to_ipc(records)], pa.binary())], schema=PACKED_INPUT_SCHEMA)
 
 
-def pack_kafka_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Spark's Kafka rows (topic, partition, offset, ts as epoch ms, key, value, headers as JSON
-    text or null), packed: a PACKED_INPUT row per partition in each Arrow batch, its records in
-    offset order. A batch holds one partition's records in order (a Spark partition reads one
-    Kafka offset range), so the grouping and the sort cost next to nothing; they only make the
-    rows' order not matter."""
-    import pyarrow.compute as pc
-
-    for batch in batches:
-        table = pa.Table.from_batches([batch])
-        for key in table.group_by(["topic", "partition"], use_threads=False).aggregate([]).to_pylist():
-            topic, partition = key["topic"], key["partition"]
-            part = table.filter(pc.and_(pc.equal(table["topic"], topic), pc.equal(table["partition"], partition)))
-            yield pack_records(topic, partition, _records_of(part.sort_by("offset").combine_chunks()))
-
-
-def _records_of(part: pa.Table) -> pa.RecordBatch:
-    """A partition's rows as RECORD_SCHEMA; the few records with headers have them parsed here."""
-    headers = part["headers"].chunk(0)
-    if headers.null_count == len(headers):
-        header_column = pa.nulls(len(headers), _HEADERS)
-    else:
-        header_column = pa.array([None if text is None else _json_headers(text) for text in headers.to_pylist()],
-                                 _HEADERS)
-    columns = [part[field.name].chunk(0).cast(field.type) for field in list(RECORD_SCHEMA)[:4]]
-    return pa.RecordBatch.from_arrays([*columns, header_column], schema=RECORD_SCHEMA)
-
-
 def _json_headers(text: str) -> list[dict]:
     """Spark's JSON of a record's headers (a binary value is base64 there) as {key, value} pairs."""
     return [{"key": h["key"], "value": None if h.get("value") is None else base64.b64decode(h["value"])}
@@ -114,6 +88,43 @@ def unpack_records(topic: str, partition: int, blob: bytes) -> list[InputRow]:
                                         records.column("offset").to_pylist(), records.column("ts").to_pylist(),
                                         records.column("key").to_pylist(), records.column("value").to_pylist(),
                                         header_rows)))
+
+
+def chunk_queues(frame) -> list[list[InputRow]]:
+    """A task's packed rows (a pandas frame of PACKED_INPUT rows): one queue of InputRows per
+    partition, its chunks in offset order, the queues sorted by (topic, partition)."""
+    chunks = sorted(zip(frame["topic"].tolist(), frame["partition"].tolist(), frame["offset"].tolist(),
+                        frame["records"].tolist()), key=itemgetter(0, 1, 2))
+    queues = []
+    for (topic, partition), group in groupby(chunks, key=itemgetter(0, 1)):
+        queue: list[InputRow] = []
+        for chunk in group:
+            queue += unpack_records(topic, partition, chunk[3])
+        queues.append(queue)
+    return queues
+
+
+def row_queues(frame) -> list[list[InputRow]]:
+    """Spark's Kafka rows as a task receives them unpacked (a pandas frame of topic, partition,
+    offset, ts as epoch ms, key, value, headers as JSON text or null; in any order): one queue of
+    InputRows per partition, in offset order, the queues sorted by (topic, partition) as
+    `chunk_queues` sorts them. Column-wise: a partition's rows are sorted only
+    when the shuffle did not keep them in offset order."""
+    import numpy as np
+
+    queues = []
+    for (topic, partition), part in frame.groupby(["topic", "partition"], sort=True):
+        offsets = part["offset"].to_numpy()
+        if len(offsets) > 1 and not (offsets[1:] > offsets[:-1]).all():
+            part = part.iloc[np.argsort(offsets, kind="stable")]
+        count, headers = len(part), part["headers"]
+        header_rows = repeat((), count) if headers.isna().all() else \
+            [() if text is None else tuple((h["key"], h["value"]) for h in _json_headers(text))
+             for text in headers.tolist()]
+        queues.append(list(map(InputRow._make, zip(repeat(str(topic), count), repeat(int(partition), count),
+                                                   part["offset"].tolist(), part["ts"].tolist(),
+                                                   part["key"].tolist(), part["value"].tolist(), header_rows))))
+    return queues
 
 
 def _header_pairs(headers: list[dict] | None) -> tuple:

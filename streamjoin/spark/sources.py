@@ -1,13 +1,12 @@
 """A streaming run's input rows, read with one of two Kafka sources (`Settings.kafka_source`):
 
   spark       (the default) Spark's own connector, `format("kafka")`: a JVM consumer in each
-              task, one row a record, with its headers, packed in chunks before the shuffle by a
-              `mapInArrow` step (`packing.pack_kafka_batches`).
+              task, one row a record, with its headers as JSON text.
   streamjoin  `streamjoin_kafka` (`kafka_source`), a Python data source over librdkafka that
-              packs its records in chunks itself.
+              packs its records in chunks itself (`packing`).
 
-Either way a task takes chunks, each one partition's records in offset order, and puts them in
-Kafka Streams order (`adapter.ordered_rows`: a shuffle keeps no order).
+A task takes its records (rows, or chunks of one partition's records in offset order) and puts
+them in Kafka Streams order (`adapter.ordered_rows`: a shuffle keeps no order).
 
 A run on the spark source falls back to streamjoin_kafka where only that source does the job,
 and says so in the log: on Tansu brokers, whose answer for a partition's end offset is the first
@@ -32,7 +31,6 @@ from pyspark.sql import functions as F
 
 from streamjoin.kafka.client import END_OF_LOG_WAIT_MS
 from streamjoin.settings import KafkaSource
-from streamjoin.spark.packing import PACKED_INPUT_DDL, pack_kafka_batches
 from streamjoin.spark.session import kafka_source_for_query
 
 log = logging.getLogger(__name__)
@@ -103,13 +101,14 @@ def bounded_rows(spark: SparkSession, source: KafkaSource, topics: tuple[str, ..
 
 
 def _records(reader) -> DataFrame:
-    """Spark's Kafka rows packed as the tasks take them (`packing.PACKED_INPUT_DDL`)."""
+    """Spark's Kafka rows as the tasks take them (`packing.row_queues`): a row a record, not
+    packed in chunks first: a `mapInArrow` step that did cost a Python worker round trip, which
+    made a small micro-batch ~0.2 s longer ("Latency on Spark's connector" in docs/operations.md)."""
     # Headers as JSON text, null when a record has none: a nested column costs the JVM → Arrow
     # step ~10 µs a record even when null (measured: 200k records 4.0 s against 2.1 s).
     headers = F.when(F.size("headers") > 0, F.to_json("headers"))
-    rows = reader.load().select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key",
+    return reader.load().select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ts"), "key",
                                 "value", headers.alias("headers"))
-    return rows.mapInArrow(pack_kafka_batches, PACKED_INPUT_DDL)
 
 
 def spark_connector_options(options: dict[str, str]) -> dict[str, str]:

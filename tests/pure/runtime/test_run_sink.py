@@ -1,4 +1,4 @@
-"""What the two fast paths share (`streamjoin.runtime.run_sink`), on each of them: a run whose
+"""What the fast paths share (`streamjoin.runtime.run_sink`), on each of them: a run whose
 results cannot be encoded a column at a time goes one by one, as the record path sends them; and a
 runtime checkpointed between two runs takes its fast path again, with the same results."""
 
@@ -13,7 +13,7 @@ import pytest
 from pyspark import cloudpickle  # how the Spark adapter checkpoints a runtime (compiled closures)
 
 from streamjoin.runtime import run_sink
-from tests.pure.runtime import test_lookup, test_within
+from tests.pure.runtime import test_lookup, test_upserts, test_within
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Path:
 PATHS = [
     Path("stream-table", test_lookup.CASES[0], test_lookup.changelog, test_lookup.state),
     Path("stream-stream", test_within.CASES[1], test_within.inputs, test_within.state),
+    Path("table-table", test_upserts.CASES[1], test_upserts.updates, test_upserts.state),  # tombstones too
 ]
 
 

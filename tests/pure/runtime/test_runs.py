@@ -15,10 +15,12 @@ from streamjoin.runtime import task
 from tests.pure.runtime.test_lookup import KSQL_SOURCES, LENSES_SOURCES, Case, changelog, runtimes, source
 
 CASES = [
-    Case("ksqlDB table-table JOIN", "ksqldb",
-         "CREATE TABLE out AS SELECT u.id AS id, u.name AS name, w.score AS score FROM users u "
-         "JOIN users2 w ON u.id = w.id EMIT CHANGES;",
-         (KSQL_SOURCES[1], {**KSQL_SOURCES[1], "name": "users2", "topic": "users2"}), "users"),
+    # (a primary-key table-table join takes a fast path: tests/pure/runtime/test_upserts.py)
+    Case("ksqlDB foreign-key table-table LEFT JOIN", "ksqldb",
+         "CREATE TABLE out AS SELECT o.id AS id, o.item AS item, u.name AS name FROM orders o "
+         "LEFT JOIN users u ON o.user_id = u.id EMIT CHANGES;",
+         (source("orders", "table", ["id"], {"id": "STRING", "user_id": "STRING", "item": "STRING"}),
+          KSQL_SOURCES[1]), "orders"),
     Case("Lenses table RIGHT JOIN stream", "lenses",
          "WITH customersTable AS (SELECT TABLE * FROM customers);\n"
          "WITH ordersStream AS (SELECT STREAM * FROM orders);\n"

@@ -6,7 +6,9 @@ cannot take out of Kafka, and packs the table's rows and the dead letters for Sp
 
 from __future__ import annotations
 
+import base64
 import gc
+import json
 import pickle
 import random
 
@@ -181,22 +183,41 @@ def in_task_of_batch_4(monkeypatch) -> list:
     return produced
 
 
-def test_spark_kafka_rows_are_packed_per_partition_and_ordered_in_the_task_whatever_order_they_came():
-    from streamjoin.spark.packing import pack_kafka_batches
+SPARK_COLUMNS = ["topic", "partition", "offset", "ts", "key", "value", "headers"]
 
+
+def test_spark_kafka_rows_are_ordered_in_the_task_whatever_order_they_came():
     # Spark's Kafka rows (topic, partition, offset, ts, key, value, headers as Spark's JSON of
-    # them), out of order, one Arrow batch for two topics; the shuffle then brings the chunks to
-    # the task in any order: b's timestamps interleave a's, so the task's order is b0 a0 a1 b1 a2
-    schema = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-                        ("ts", pa.int64()), ("key", pa.binary()), ("value", pa.binary()), ("headers", pa.string())])
+    # them) as pyspark hands them to a task, in the order the shuffle brought them: b's
+    # timestamps interleave a's, so the task's order is b0 a0 a1 b1 a2
     rows = [("b", 0, 1, 25, b"k", b"b1", None),
             ("a", 0, 2, 30, b"k", b"a2", '[{"key":"h","value":"dg=="},{"key":"n","value":null}]'),
             ("a", 0, 0, 10, b"k", b"a0", None), ("b", 0, 0, 5, b"k", b"b0", None), ("a", 0, 1, 20, None, b"a1", None)]
-    batch = pa.RecordBatch.from_pylist([dict(zip(schema.names, row)) for row in rows], schema=schema)
-
-    chunks = [chunk.to_pylist()[0] for chunk in pack_kafka_batches([batch])]
-    ordered = list(ordered_rows(pd.DataFrame(chunks[::-1])))
-
-    assert sorted((c["topic"], c["partition"], c["offset"]) for c in chunks) == [("a", 0, 0), ("b", 0, 0)]
+    ordered = list(ordered_rows(pd.DataFrame(rows, columns=SPARK_COLUMNS)))
     assert [row.value for row in ordered] == [b"b0", b"a0", b"a1", b"b1", b"a2"]
     assert ordered[-1].headers == (("h", b"v"), ("n", None)) and ordered[1].headers == () and ordered[2].key is None
+    assert {type(row.partition) for row in ordered} == {int} and {type(row.topic) for row in ordered} == {str}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rows_and_packed_chunks_of_the_same_records_replay_in_the_same_order(seed: int):
+    """The same records, as Spark's connector's rows (shuffled) and as streamjoin_kafka's chunks
+    (in any order): the task replays them alike (timestamps tie across partitions, and a
+    partition's own run backwards in time)."""
+    rng = random.Random(seed)
+    records = {(topic, partition): [(offset, rng.randrange(20), f"{topic}{partition}".encode(), b"v%d" % offset,
+                                     [("h", bytes([offset % 256]))] if rng.random() < 0.2 else None)
+                                    for offset in range(rng.randrange(1, 40))]
+               for topic in ("a", "b") for partition in (0, 1)}
+    chunks = []
+    for (topic, partition), queue in records.items():
+        cuts = sorted({0, len(queue), *(rng.randrange(len(queue)) for _ in range(3))})
+        chunks += [(topic, partition, queue[start:end]) for start, end in zip(cuts, cuts[1:])]
+    rng.shuffle(chunks)
+    rows = [(topic, partition, offset, ts, key, value, None if headers is None else
+             json.dumps([{"key": k, "value": base64.b64encode(v).decode()} for k, v in headers]))
+            for (topic, partition), queue in records.items() for offset, ts, key, value, headers in queue]
+    rng.shuffle(rows)
+    by_rows = list(ordered_rows(pd.DataFrame(rows, columns=SPARK_COLUMNS)))
+    assert by_rows == list(ordered_rows(packed(chunks)))
+    assert len(by_rows) == sum(map(len, records.values()))
