@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from streamjoin.runtime.bindings import SinkBinding
 
 
-def encode_events(sink: SinkBinding, events: list[Event], values: list[dict | None] | None = None) -> list[Emitted] | None:
+def encode_events(sink: SinkBinding, events: list[Event],
+                  values: list[dict | None] | None = None) -> list[Emitted] | None:
     """The sink records of `events`, without headers (a deletion, as `PipelineRuntime._encode`
     takes it, is a tombstone of its key); None when any one cannot be encoded (the caller then
     encodes them one by one). `values`: the rows `sink.value` would give (None for a deletion),

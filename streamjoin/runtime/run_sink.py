@@ -119,12 +119,11 @@ class RunSink:
         sink = self.runtime.sink
         value_columns = [columns[name] for name in self.column_values()]
         try:
-            if tombstones:
+            if tombstones:  # only the other results' columns are written
                 live = [at for at in range(len(indexes)) if at not in tombstones]
-                values: list = [None] * len(indexes)
-                for at, value in zip(live, encode_value_columns(sink.serde, [[column[at] for at in live]
-                                                                             for column in value_columns])):
-                    values[at] = value
+                written = iter(encode_value_columns(sink.serde, [[column[at] for at in live]
+                                                                 for column in value_columns]))
+                values = [None if at in tombstones else next(written) for at in range(len(indexes))]
             else:
                 values = encode_value_columns(sink.serde, value_columns)
             key_bytes = encode_keys(sink.serde, keys)
@@ -158,8 +157,6 @@ class _Tally:
 
     def __init__(self) -> None:
         self.counted, self.latest, self.aside = 0, None, 0.0
-
-
 
 
 class RunPath(ABC):

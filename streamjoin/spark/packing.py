@@ -13,8 +13,8 @@ travels as one row, and the Python code at each end converts it column-wise:
 The way in is packed by streamjoin_kafka itself (`streamjoin.packed`), in the Python worker that
 reads Kafka anyway. Spark's own connector reads in the JVM, and its rows reach the task as they
 are (`row_queues`): packing them would take a Python worker round trip of its own (a `mapInArrow`
-step), which cost more than pyspark's per-row steps on ~1.5 µs a record with one group per task
-(measured in docs/operations.md, "Latency on Spark's connector").
+step) in every batch, which costs more than the ~1.5 µs a record pyspark's per-row steps take
+with one group per task (measured in docs/operations.md, "The connector's rows unpacked").
 """
 
 from __future__ import annotations
@@ -119,8 +119,7 @@ def row_queues(frame) -> list[list[InputRow]]:
             part = part.iloc[np.argsort(offsets, kind="stable")]
         count, headers = len(part), part["headers"]
         header_rows = repeat((), count) if headers.isna().all() else \
-            [() if text is None else tuple((h["key"], h["value"]) for h in _json_headers(text))
-             for text in headers.tolist()]
+            [_header_pairs(None if text is None else _json_headers(text)) for text in headers.tolist()]
         queues.append(list(map(InputRow._make, zip(repeat(str(topic), count), repeat(int(partition), count),
                                                    part["offset"].tolist(), part["ts"].tolist(),
                                                    part["key"].tolist(), part["value"].tolist(), header_rows))))

@@ -103,7 +103,7 @@ def bounded_rows(spark: SparkSession, source: KafkaSource, topics: tuple[str, ..
 def _records(reader) -> DataFrame:
     """Spark's Kafka rows as the tasks take them (`packing.row_queues`): a row a record, not
     packed in chunks first: a `mapInArrow` step that did cost a Python worker round trip, which
-    made a small micro-batch ~0.2 s longer ("Latency on Spark's connector" in docs/operations.md)."""
+    made a steady latency batch ~0.2 s longer ("The connector's rows unpacked" in docs/operations.md)."""
     # Headers as JSON text, null when a record has none: a nested column costs the JVM → Arrow
     # step ~10 µs a record even when null (measured: 200k records 4.0 s against 2.1 s).
     headers = F.when(F.size("headers") > 0, F.to_json("headers"))
