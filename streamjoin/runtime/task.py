@@ -31,7 +31,7 @@ from streamjoin.runtime.encoding import record_millis
 from streamjoin.runtime.lookup import StreamTableLookup
 from streamjoin.runtime.run_sink import RunPath
 from streamjoin.runtime.upserts import TableTableUpserts
-from streamjoin.runtime.within import StreamStreamWithin
+from streamjoin.runtime.within import StreamStreamInterval, StreamStreamWithin
 from streamjoin.runtime.records import DATA_ERRORS, describe, input_row, where
 from streamjoin.runtime.stages import Event, Pipeline
 from streamjoin.serde.batches import decode_all
@@ -106,14 +106,14 @@ class PipelineRuntime(TaskRuntime):
     @cached_property
     def fast_paths(self) -> dict[str, RunPath]:
         """The input topics whose records take a fast path: the stream side of a stream-table
-        join (`lookup`), both sides of a windowed stream-stream join (`within`) or of a
-        primary-key table-table join (`upserts`; one path for the two topics). Derived from the
+        join (`lookup`), both sides of a windowed stream-stream join or of Flink's interval join
+        (`within`) or of a primary-key table-table join (`upserts`; one path for the two topics). Derived from the
         pipeline, so never checkpointed."""
         paths: dict[str, RunPath] = {}
         for topic in self.inputs:
             if topic not in paths:
                 path = (StreamTableLookup.of(self, topic) or StreamStreamWithin.of(self, topic)
-                        or TableTableUpserts.of(self, topic))
+                        or StreamStreamInterval.of(self, topic) or TableTableUpserts.of(self, topic))
                 paths.update(dict.fromkeys(path.topics, path) if path is not None else {})
         return paths
 

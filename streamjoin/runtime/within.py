@@ -1,8 +1,9 @@
-"""The fast path of windowed stream-stream joins (ksqlDB / Lenses `WITHIN`): both inputs' records
-a run at a time."""
+"""The fast paths of time-bounded stream-stream joins, both inputs' records a run at a time: ksqlDB's
+and Lenses' `WITHIN`, Flink's interval join."""
 
 from __future__ import annotations
 
+from streamjoin.operators.interval import IntervalJoin
 from streamjoin.operators.stream_stream import StreamStreamJoin
 from streamjoin.operators.stream_stream_runs import StreamStreamInnerRun, takes_runs
 from streamjoin.runtime.bindings import Runtime
@@ -53,3 +54,34 @@ class StreamStreamWithin(TwoSidedPath):
     def _run_loop(self):
         """An INNER join on the engine's window stores takes the whole run in one loop."""
         return StreamStreamInnerRun(self.processor) if takes_runs(self.processor) else None
+
+
+class StreamStreamInterval(TwoSidedPath):
+    """Both sides of Flink's event-time interval join (`FROM Orders o, Shipments s WHERE o.id =
+    s.orderId AND o.ordertime BETWEEN s.shiptime - INTERVAL '4' HOUR AND s.shiptime`, or the same
+    as `o JOIN s ON ...`, INNER or outer) followed only by WHERE and the projection.
+
+    The operator (`IntervalJoin`) clocks itself from the records' own times (each side's largest
+    time less the sources' watermark delay, the smaller of the two), so it needs no watermark
+    passed down the pipeline; a query whose other steps need one (a window after the join) keeps
+    the reference path (`TwoSidedPath.feeding`). This path takes a run of both topics' records,
+    decoded together, into `IntervalJoin.process` one record at a time, exactly as the reference
+    path's join stage does (the same stores, timers and clock; an outer row padded when a later
+    record moves the clock past its window goes out with that record); then filters, projects and
+    encodes the run's results together, a column at a time on the plain path. It has no whole-run
+    loop: the operator's probe and timers are the work here, and they are the reference code.
+    `tests/pure/runtime/test_within.py` compares both paths on randomized inputs.
+
+    Timeline, `o.t BETWEEN s.t - 4h AND s.t`, LEFT join, delay 0 (hours); one run:
+
+        L o1@10                 stored; clock min(10, -inf): nothing closes
+        R s1@13  -> [o1,s1]@13  clock min(10, 13) = 10
+        L o2@15                 stored; clock min(15, 13) = 13
+        R s9@20  -> [o2,null]@15 with this record: clock 15, o2's window [15, 19] closed at 20
+    """
+
+    @classmethod
+    def of(cls, runtime: Runtime, topic: str) -> StreamStreamInterval | None:
+        """The fast path of the `IntervalJoin` that `topic` feeds (`TwoSidedPath.feeding`), or None."""
+        found = cls.feeding(runtime, topic, IntervalJoin)
+        return None if found is None else cls(runtime, *found)

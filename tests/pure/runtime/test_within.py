@@ -14,7 +14,9 @@ their reasons), the same counters and stream time, and leave the operator in the
 
 from __future__ import annotations
 
+import json
 import random
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -66,6 +68,37 @@ CASES = [
 ]
 
 
+FLINK_STREAMS = (
+    source("orders", "stream", [], {"id": "INT", "amount": "BIGINT", "ot": "TIMESTAMP(3)"}) | {"timestamp": "ot"},
+    source("shipments", "stream", [], {"oid": "INT", "carrier": "STRING", "st": "TIMESTAMP(3)"}) | {"timestamp": "st"})
+FLINK_DDL = ("CREATE TABLE orders (id INT, amount BIGINT, ot TIMESTAMP(3), WATERMARK FOR ot AS ot - INTERVAL '1' SECOND) "
+             "WITH ('connector' = 'kafka', 'topic' = 'orders', 'format' = 'json');\n"
+             "CREATE TABLE shipments (oid INT, carrier STRING, st TIMESTAMP(3), WATERMARK FOR st AS st - INTERVAL '1' SECOND) "
+             "WITH ('connector' = 'kafka', 'topic' = 'shipments', 'format' = 'json');\n")
+
+# Flink's interval join (`StreamStreamInterval`): its records' times are their rowtime columns.
+FLINK_CASES = [
+    # The documented form (a join in WHERE), every output column a plain column.
+    Case("Flink interval join in WHERE", "flink",
+         "SELECT o.id, o.amount, s.carrier FROM orders o, shipments s "
+         "WHERE o.id = s.oid AND o.ot BETWEEN s.st - INTERVAL '4' SECOND AND s.st", FLINK_STREAMS, "orders", plain=True),
+    # Unmatched orders padded once the clock (a watermark delay of 1 s) passes their windows.
+    Case("Flink LEFT interval join, watermark delay", "flink",
+         FLINK_DDL + "SELECT o.id, o.ot, s.carrier FROM orders o LEFT JOIN shipments s ON o.id = s.oid "
+         "AND o.ot BETWEEN s.st - INTERVAL '3' SECOND AND s.st + INTERVAL '1' SECOND", FLINK_STREAMS, "orders"),
+    # A residual condition, WHERE after the join, computed columns, a cast that fails.
+    Case("Flink FULL interval join, residual, WHERE, failing cast", "flink",
+         "SELECT COALESCE(o.id, s.oid) AS id, o.amount * 2 AS twice, "
+         "CASE WHEN o.amount > 40 THEN CAST(s.carrier AS INT) ELSE 0 END AS n "
+         "FROM orders o FULL JOIN shipments s ON o.id = s.oid AND o.amount < 60 "
+         "AND o.ot BETWEEN s.st - INTERVAL '2' SECOND AND s.st WHERE s.carrier IS NULL OR s.carrier <> 'bob'",
+         FLINK_STREAMS, "orders"),
+    Case("Flink RIGHT interval join", "flink",
+         "SELECT s.oid, s.carrier, o.amount FROM orders o RIGHT JOIN shipments s ON o.id = s.oid "
+         "AND s.st BETWEEN o.ot AND o.ot + INTERVAL '5' SECOND", FLINK_STREAMS, "orders", plain=True),
+]
+
+
 def inputs(case: Case, runtime, rng: random.Random, count: int, nulls: float = 0.03) -> list[InputRow]:
     """`count` records of the case's two topics interleaved, in runs of one topic or mixed, a
     share `nulls` of them without a value; time moves forward with noise, now and then far back
@@ -89,6 +122,39 @@ def inputs(case: Case, runtime, rng: random.Random, count: int, nulls: float = 0
     return rows
 
 
+def interval_inputs(case: Case, runtime, rng: random.Random, count: int) -> list[InputRow]:
+    """`count` keyless records of the case's two Flink topics interleaved, each timed by its
+    rowtime column: mostly moving forward with noise, now and then far back (its window closed)
+    or far ahead (windows close); some rowtimes NULL or not a time, some values not decoding."""
+    rows, offsets, now = [], {}, 100_000
+    for _ in range(count):
+        definition = rng.choice(case.sources)
+        topic, columns = definition["topic"], definition["columns"]
+        roll = rng.random()
+        now += 20_000 if roll < 0.02 else rng.randrange(0, 400)
+        ts = now - rng.randrange(6_000, 9_000) if roll > 0.95 else now if roll > 0.9 else now + rng.randrange(-400, 400)
+        value = None if rng.random() < 0.03 else with_rowtime(value_bytes(rng, columns, []), definition["timestamp"],
+                                                               ts, rng)
+        offsets[topic] = offsets.get(topic, -1) + 1
+        rows.append(InputRow(topic, 0, offsets[topic], 1_000, None, value, ()))
+    return rows
+
+
+def with_rowtime(value: bytes | str, column: str, ts: int, rng: random.Random) -> bytes:
+    """A JSON object `value` with its rowtime `column` (in whatever case it is spelled) as Flink's
+    text of `ts`, now and then NULL or left as `value_bytes` wrote it (not a time)."""
+    try:
+        fields = json.loads(value)
+    except ValueError:
+        return value.encode() if isinstance(value, str) else value
+    if not isinstance(fields, dict) or rng.random() < 0.03:
+        return json.dumps(fields).encode()
+    spelled = next((name for name in fields if name.lower() == column), column)
+    fields[spelled] = None if rng.random() < 0.03 else \
+        (datetime(1970, 1, 1) + timedelta(milliseconds=ts)).isoformat(sep=" ", timespec="milliseconds")
+    return json.dumps(fields).encode()
+
+
 def state(runtime) -> tuple:
     """The join's state; where the fast path keeps fewer columns of a stored row (`kept`), every
     runtime's rows as that path keeps them (the reference path stores whole rows)."""
@@ -104,8 +170,10 @@ def state(runtime) -> tuple:
 
     stores = [sorted(((key, [as_kept(entry) for entry in entries]) for key, entries in store.items()), key=repr)
               for store in processor.stores]
-    return (join.seq, stores, sorted(processor.timers, key=repr), processor.next_id, processor.time.now,
-            processor.store_times, processor.expiring, runtime.counters(), runtime.stream_time)
+    clock = (processor.time.now, processor.store_times, processor.expiring) if hasattr(processor, "store_times") \
+        else (processor.max_ts, processor.floor)  # ksqlDB's window stores; Flink's interval join
+    return (join.seq, stores, sorted(processor.timers, key=repr), processor.next_id, *clock, runtime.counters(),
+            runtime.stream_time)
 
 
 def both_sides(case: Case, seed: int, monkeypatch, rows, state) -> tuple[tuple, list]:
@@ -138,3 +206,12 @@ def test_a_self_join_keeps_the_reference_path():
                 "JOIN clicks b WITHIN 100 MILLISECONDS ON a.id = b.id EMIT CHANGES;", (KSQL_SOURCES[0],), "clicks")
     _, runtime, _ = runtimes(case)
     assert runtime.fast_paths == {}  # one topic, two entries: records would enter both sides
+
+
+@pytest.mark.parametrize("case", FLINK_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("seed", range(4))
+def test_the_interval_fast_path_gives_what_the_reference_path_gives(case: Case, seed: int, monkeypatch):
+    three, _ = both_sides(case, seed, monkeypatch, interval_inputs, state)
+    assert three[1].end_of_input() == three[0].end_of_input()
+    counts = three[0].counters()
+    assert counts["late"] and counts["null_key"] and counts["output_records"] > 50, counts
