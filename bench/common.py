@@ -79,16 +79,16 @@ def load_average() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def compile_query(sql: str, sources: list[dict]):
-    """The sub-topologies (upstream first) of the one ksqlDB query in `sql`, and its catalog."""
+def compile_query(sql: str, sources: list[dict], dialect: str = "ksqldb"):
+    """The sub-topologies (upstream first) of the one query in `sql`, and its catalog."""
     from streamjoin.plan.catalog import Catalog
     from streamjoin.plan import plan_program
     from streamjoin.plan.rewrites import split_repartitions
     from streamjoin.runtime.compiled import CompiledQuery
 
     catalog = Catalog.from_case_sources(sources)
-    (query,) = plan_program(sql, catalog, "ksqldb").queries
-    return [CompiledQuery(sub, "ksqldb") for sub in split_repartitions(query.root)], catalog
+    (query,) = plan_program(sql, catalog, dialect).queries
+    return [CompiledQuery(sub, dialect) for sub in split_repartitions(query.root)], catalog
 
 
 def create_topics(bench: Bench, queries) -> None:
@@ -198,7 +198,7 @@ def print_profile(profile: dict) -> None:
     print(f"  profile ({wall:,.1f} s wall): query start-up and idle {start_up:,.1f} s; Spark per batch "
           + ", ".join(f"{k[6:]} {v:,.1f} s" for k, v in sorted(spark.items(), key=lambda kv: -kv[1]) if v >= 0.05))
     stage = driver.get("driver.tasks", 0.0)  # the wall time of the batches' task stages
-    print(f"    driver: " + ", ".join(f"{k[7:]} {v:,.1f} s" for k, v in sorted(driver.items(), key=lambda kv: -kv[1])))
+    print("    driver: " + ", ".join(f"{k[7:]} {v:,.1f} s" for k, v in sorted(driver.items(), key=lambda kv: -kv[1])))
     busy = sum(tasks.values())
     print(f"    tasks (summed over tasks): {busy:,.1f} s = "
           + ", ".join(f"{k[5:]} {v:,.1f}" for k, v in sorted(tasks.items(), key=lambda kv: -kv[1]) if v >= 0.05)
@@ -397,7 +397,7 @@ class WorkerMemory:
         if not self.kinds:
             return "Python workers: none seen"
         kinds = sorted(self.kinds.items(), key=lambda kv: -kv[1][0])
-        (top, (peak, _)), rest = kinds[0], kinds[1:]
+        top, (peak, _) = kinds[0]
         return (f"Python workers: peak RSS {mb(peak)} in one process ({top}), {mb(self.peak_total)} all together; "
                 f"per kind (VmHWM, processes): " + ", ".join(f"{kind} {mb(hwm)} x{len(pids)}"
                                                               for kind, (hwm, pids) in kinds))

@@ -39,7 +39,6 @@ import argparse
 import multiprocessing
 import os
 import random
-import statistics
 import time
 from dataclasses import dataclass
 from datetime import datetime

@@ -8,6 +8,8 @@ workloads planned and compiled as there, their records encoded with each source'
       CLICKS/10 (~1 match per order), ksqlDB `INNER JOIN ... WITHIN 1 HOURS`.
   (c) table-table: CLICKS updates alternating between two tables (one in 20 a tombstone) over
       CLICKS/10 keys, ksqlDB primary-key `INNER JOIN` (bench/table_joins.py's PK shape).
+  (d) Flink interval: (b)'s records keyless, timed by their rowtime columns, Flink's
+      `o.ot BETWEEN p.pt - INTERVAL '1' HOUR AND p.pt + INTERVAL '1' HOUR`.
 
 Per workload, each on a fresh runtime, best of --repeat runs:
   process       `runtime.process(row)` over every row, in Kafka Streams order
@@ -18,7 +20,7 @@ Printed as input records per CPU second of this process (steadier than wall time
 machine; the wall seconds are printed too), with the runtime's own profile (`runtime.seconds`)
 of the last run and a digest of the output rows: a change that keeps behaviour keeps the digest.
 
-Usage: python bench/runtime_alone.py [--clicks N] [--repeat R] [--only a|b|c] [--profile]
+Usage: python bench/runtime_alone.py [--clicks N] [--repeat R] [--only a|b|c|d] [--profile]
 (default 200,000 clicks, 20,000 users; ~1 min). Needs pyspark importable (the adapter module),
 never starts Spark.
 """
@@ -87,6 +89,26 @@ def interval(clicks: int):
         rows += input_rows(catalog, name, ((f"id{rng.randrange(ids)}", {"v": n}, BASE_TS + int((2 * n + offset) * step))
                                            for n in range(per_side)))
     return queries, rows, f"{per_side:,} orders + {per_side:,} payments"
+
+
+def flink_interval(clicks: int):
+    """(b)'s records as Flink reads them: keyless, each timed by its rowtime column."""
+    from datetime import datetime, timezone
+
+    per_side, ids = max(clicks // 2, 1), max(clicks // 10, 1)
+    sources = [dict(name=name, kind="stream", topic=name, partitions=1, key=[], timestamp=f"{name[0]}t",
+                    columns={"id": "STRING", "v": "BIGINT", f"{name[0]}t": "TIMESTAMP(3)"})
+               for name in ("orders", "payments")]
+    queries, catalog = compile_query(
+        "SELECT o.id AS id, o.v AS ov, p.v AS pv FROM orders o, payments p WHERE o.id = p.id "
+        "AND o.ot BETWEEN p.pt - INTERVAL '1' HOUR AND p.pt + INTERVAL '1' HOUR", sources, "flink")
+    rng, step, rows = random.Random(2), SPAN_MS / (2 * per_side), []
+    for name, offset in (("orders", 0), ("payments", 1)):
+        times = (BASE_TS + int((2 * n + offset) * step) for n in range(per_side))
+        rows += input_rows(catalog, name, ((None, {"id": f"id{rng.randrange(ids)}", "v": n,
+                                                   f"{name[0]}t": datetime.fromtimestamp(ts / 1000, timezone.utc)}, ts)
+                                           for n, ts in enumerate(times)))
+    return queries, rows, f"{per_side:,} orders + {per_side:,} payments (Flink)"
 
 
 def table_table(clicks: int):
@@ -165,11 +187,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clicks", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=("a", "b", "c"))
+    parser.add_argument("--only", choices=("a", "b", "c", "d"))
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of process_rows")
     args = parser.parse_args()
     for key, name, workload in (("a", "enrichment", enrichment), ("b", "interval", interval),
-                                ("c", "table-table", table_table)):
+                                ("c", "table-table", table_table), ("d", "Flink interval", flink_interval)):
         if args.only in (None, key):
             queries, rows, what = workload(args.clicks)
             print(f"({key}) {name}: {what}")

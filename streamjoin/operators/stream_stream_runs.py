@@ -1,13 +1,15 @@
-"""ksqlDB's stream-stream INNER join as its engine runs it (each side's window store), over a run
-of records in one loop: the fast path of `StreamStreamJoin.process`, which stays the reference."""
+"""Stream-stream INNER joins over a run of records in one loop: ksqlDB's as its engine runs it
+(each side's window store) and Flink's interval join, the fast paths of `StreamStreamJoin.process`
+and `IntervalJoin.process`, which stay the reference."""
 
 from __future__ import annotations
 
-from heapq import heappush
+from heapq import heappop, heappush
 from typing import Hashable, Sequence
 
-from streamjoin.operators.base import Change, JoinType, Row, RowKind
-from streamjoin.operators.stream_stream import StreamStreamJoin
+from streamjoin.operators.base import BEGINNING_OF_TIME, Change, JoinType, Row, RowKind
+from streamjoin.operators.interval import IntervalJoin
+from streamjoin.operators.stream_stream import _EXPIRE, StreamStreamJoin
 
 _MAKE, _INSERT = Change._make, RowKind.INSERT
 # A record of a run: (its index in the run, side 0 left / 1 right, join key, row, ts, anything).
@@ -89,13 +91,100 @@ class StreamStreamInnerRun:
                 late += 1
             if expiring[side] and expiring[side][0][0] < oldest:
                 join.forget(side)
-        self._done(now, null_keys, late)
+        join.time.now = now
+        _counted(join, null_keys, late)
         return joined
 
-    def _done(self, now: int, null_keys: int, late: int) -> None:
+
+def _counted(join, null_keys: int, late: int) -> None:
+    """The run's NULL keys and late records, in the join's counts as `process` counts them."""
+    if null_keys:
+        join.metrics.count("null_key", null_keys)
+    if late:
+        join.metrics.count("late", late)
+
+
+def takes_interval_runs(join: IntervalJoin) -> bool:
+    """Whether `StreamStreamIntervalInnerRun` may take `join`'s records: an INNER interval join
+    with no residual condition, so nothing is ever padded and every timer is an expiry."""
+    return join.join_type is JoinType.INNER and join.residual is None
+
+
+class StreamStreamIntervalInnerRun:
+    """The changes of each record of a run, with its index, as `IntervalJoin.process` gives them
+    record by record (same stores, matched flags, entry ids, timers, largest times and counts);
+    `is_late`, `probe`, `schedule_expiry` and `fire_timers` happen inline.
+
+    Per record: a NULL key is counted and skipped; otherwise the record moves its side's largest
+    time, and so perhaps the clock (the smaller side's largest time less the watermark delay);
+    it probes the other side's entries of its key within its interval and marks them matched; it
+    is stored with an expiry timer unless its window had closed already (counted `late`, though it
+    still joined); then every record whose expiry is due leaves its store.
+
+    Timeline, `o.t BETWEEN s.t - 4 AND s.t` (before 0, after 4; a record expires 5 after its
+    time), delay 0; L orders, R shipments:
+
+        L o1@10                  stored, expires at 15; clock min(10, -inf)
+        R s1@13  -> [o1,s1]@13   clock 10; s1 expires at 18
+        L o2@16                  clock 13
+        R s2@20  -> [o2,s2]@20   clock 16: o1 (15) leaves the left store
+        L o3@9                   late: its window closed at 14 < 16; probes (s1 is 4 after it: no)
+    """
+
+    def __init__(self, join: IntervalJoin) -> None:
+        self.join = join
+
+    def __call__(self, records: Sequence[RunRecord]) -> list[tuple[int, Change]]:
         join = self.join
-        join.time.now = now
-        if null_keys:
-            join.metrics.count("null_key", null_keys)
-        if late:
-            join.metrics.count("late", late)
+        stores, timers, max_ts, reaches = join.stores, join.timers, join.max_ts, join.reaches
+        floor, delay, lag = join.floor, join.config.watermark_delay, join.close_lag
+        span = join.before + join.after + join.retention_lag + 1
+        (left_get, left_put), (right_get, right_put) = (store.accessors() for store in stores)
+        gets, puts = (left_get, right_get), (left_put, right_put)
+        joined: list[tuple[int, Change]] = []
+        null_keys = late = 0
+        for index, side, key, row, ts, _ in records:
+            if key is None:
+                null_keys += 1
+                continue
+            if ts > max_ts[side]:
+                max_ts[side] = ts
+            now = max(floor, min(max_ts) - delay)
+            other, matched = 1 - side, False
+            others = gets[other](key)
+            if others:
+                low, high = max(ts - reaches[other], BEGINNING_OF_TIME), ts + reaches[side]
+                for entry in others:
+                    at = entry[0]
+                    if low <= at <= high:
+                        entry[3] = matched = True
+                        later = at if at > ts else ts
+                        joined.append((index, _MAKE((_INSERT, key, row, entry[2], later) if side == 0
+                                                    else (_INSERT, key, entry[2], row, later))))
+                if matched:
+                    puts[other](key, others)  # the matched flags, persisted
+            closes = ts + reaches[side] + lag
+            if closes < now:
+                late += 1
+            else:
+                entry_id = join.next_id
+                join.next_id, entries = entry_id + 1, gets[side](key)
+                if entries is None:
+                    puts[side](key, [[ts, entry_id, row, matched]])
+                else:
+                    entries.append([ts, entry_id, row, matched])
+                    puts[side](key, entries)
+                heappush(timers, (max(closes, ts + span), entry_id, _EXPIRE, side, key))
+            while timers and timers[0][0] <= now:
+                self._expire(*heappop(timers))
+        _counted(join, null_keys, late)
+        return joined
+
+    def _expire(self, due: int, entry_id: int, phase: int, side: int, key) -> None:
+        """The entry `entry_id` leaves its key's entries (`fire_timers`, an expiry)."""
+        store = self.join.stores[side]
+        remaining = [entry for entry in store.get(key) if entry[1] != entry_id]
+        if remaining:
+            store.put(key, remaining)
+        else:
+            store.delete(key)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from streamjoin.operators.interval import IntervalJoin
 from streamjoin.operators.stream_stream import StreamStreamJoin
-from streamjoin.operators.stream_stream_runs import StreamStreamInnerRun, takes_runs
+from streamjoin.operators.stream_stream_runs import (StreamStreamInnerRun, StreamStreamIntervalInnerRun,
+                                                     takes_interval_runs, takes_runs)
 from streamjoin.runtime.bindings import Runtime
 from streamjoin.runtime.sides import SideInput, TwoSidedPath
 from streamjoin.runtime.stages import JoinStage, ProjectStage
@@ -67,10 +68,10 @@ class StreamStreamInterval(TwoSidedPath):
     the reference path (`TwoSidedPath.feeding`). This path takes a run of both topics' records,
     decoded together, into `IntervalJoin.process` one record at a time, exactly as the reference
     path's join stage does (the same stores, timers and clock; an outer row padded when a later
-    record moves the clock past its window goes out with that record); then filters, projects and
-    encodes the run's results together, a column at a time on the plain path. It has no whole-run
-    loop: the operator's probe and timers are the work here, and they are the reference code.
-    `tests/pure/runtime/test_within.py` compares both paths on randomized inputs.
+    record moves the clock past its window goes out with that record), or, for an INNER join
+    without a residual condition, in one loop over the whole run (`StreamStreamIntervalInnerRun`);
+    then filters, projects and encodes the run's results together, a column at a time on the
+    plain path. `tests/pure/runtime/test_within.py` compares both paths on randomized inputs.
 
     Timeline, `o.t BETWEEN s.t - 4h AND s.t`, LEFT join, delay 0 (hours); one run:
 
@@ -85,3 +86,7 @@ class StreamStreamInterval(TwoSidedPath):
         """The fast path of the `IntervalJoin` that `topic` feeds (`TwoSidedPath.feeding`), or None."""
         found = cls.feeding(runtime, topic, IntervalJoin)
         return None if found is None else cls(runtime, *found)
+
+    def _run_loop(self):
+        """An INNER interval join without a residual condition takes the whole run in one loop."""
+        return StreamStreamIntervalInnerRun(self.processor) if takes_interval_runs(self.processor) else None

@@ -4,9 +4,10 @@ The values are those `decode` and `encode_value` give record by record, from the
 readers and writers; what goes is the interpreter's work around them (a call per record through
 the generic paths, a loop per record over the fields). Only the common case takes the column
 path: JSON object values, no windowed key, no columns from the record time or headers, no
-timestamp column. Anything else, and any run with a record that does not decode cleanly (bad
-JSON, a field spelled in another case, a value of the wrong type), is decoded record by record,
-so errors keep their reasons.
+timestamp column (except where each record's time is read from its decoded row, as `decode_all`
+does). Anything else, and any run with a record that does not decode cleanly (bad JSON, a field
+spelled in another case, a value of the wrong type), is decoded record by record, so errors keep
+their reasons.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from operator import is_not
 from typing import Any, Mapping, Sequence
 
 from streamjoin.serde.codecs import JSON_DECODER
-from streamjoin.serde.formats import DecodedRecord, DecodeError, SerdeSpec, _codec, decode, encode_key, encode_value
+from streamjoin.serde.formats import (DecodedRecord, DecodeError, SerdeSpec, _codec, _event_time, decode, encode_key,
+                                      encode_value)
 
 _scan = JSON_DECODER.scan_once  # what `load_json`'s raw_decode calls
 _ABSENT = object()
@@ -49,14 +51,16 @@ class DecodedColumns:
         self.columns = columns  # one list of values per value column
 
 
-def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None],
-                   values: Sequence[bytes | None]) -> DecodedColumns | None:
+def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None], values: Sequence[bytes | None],
+                   event_times: bool = False) -> DecodedColumns | None:
     """Records given as their keys' and values' bytes, decoded column by column; None where this
     path does not apply to all of them (a null value among them, a value that does not decode
-    cleanly...)."""
+    cleanly...) or the spec has a timestamp column, unless the caller reads each record's time
+    from its decoded row (`event_times`)."""
     codec = _codec(spec)
     fields = codec.object_fields
-    if fields is None or spec.window is not None or spec.timestamp_column is not None or not codec.payload_is_value:
+    if fields is None or spec.window is not None or not codec.payload_is_value or \
+            (spec.timestamp_column is not None and not event_times):
         return None
     try:
         texts = [value.decode("utf-8") for value in values]  # a null value: AttributeError
@@ -87,14 +91,23 @@ def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None],
     return DecodedColumns(read, [name for name, _, _ in fields], columns)
 
 
-def _json_objects(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord] | None:
-    """The rows decoded column by column (`decode_columns`), as records."""
-    decoded = decode_columns(spec, [row.key for row in rows], [row.value for row in rows])
+def _json_objects(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None] | None:
+    """The rows decoded column by column (`decode_columns`), as records; with a timestamp column,
+    each timed by it, None for one whose time does not read (as `decode` refuses it)."""
+    decoded = decode_columns(spec, [row.key for row in rows], [row.value for row in rows], event_times=True)
     if decoded is None:
         return None
     names = decoded.names
-    return [DecodedRecord._make((key, dict(zip(names, values)), row.ts))
-            for key, values, row in zip(decoded.keys, zip(*decoded.columns), rows)]
+    records = [DecodedRecord._make((key, dict(zip(names, values)), row.ts))
+               for key, values, row in zip(decoded.keys, zip(*decoded.columns), rows)]
+    return records if spec.timestamp_column is None else list(map(partial(_timed, spec, _codec(spec)), records))
+
+
+def _timed(spec: SerdeSpec, codec, record: DecodedRecord) -> DecodedRecord | None:
+    try:
+        return record._replace(ts=_event_time(spec, codec, record.key, record.value))
+    except DecodeError:
+        return None
 
 
 def encode_keys(spec: SerdeSpec, keys: list) -> list[bytes | None]:

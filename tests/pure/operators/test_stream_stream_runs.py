@@ -1,6 +1,7 @@
-"""The run loop of ksqlDB's INNER stream-stream join (`operators.stream_stream_runs`) against
-`StreamStreamJoin.process` record by record, and the engine's window stores (`store_retention`)
-against a model of what each side's store keeps.
+"""The run loops of ksqlDB's INNER stream-stream join and Flink's INNER interval join
+(`operators.stream_stream_runs`) against `StreamStreamJoin.process` and `IntervalJoin.process`
+record by record, and the engine's window stores (`store_retention`) against a model of what
+each side's store keeps.
 
 Inputs are randomized: both sides interleaved, a few keys and NULL keys, times moving forward
 with noise, repeated, now and then far back (late) or far ahead (so stores forget)."""
@@ -12,9 +13,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from streamjoin.operators.base import JoinType, Record, Side
+from streamjoin.operators.base import END_OF_TIME, JoinType, Record, Side
+from streamjoin.operators.interval import IntervalJoin, IntervalJoinConfig
 from streamjoin.operators.stream_stream import StreamStreamJoin, StreamStreamJoinConfig
-from streamjoin.operators.stream_stream_runs import StreamStreamInnerRun, takes_runs
+from streamjoin.operators.stream_stream_runs import (StreamStreamInnerRun, StreamStreamIntervalInnerRun,
+                                                     takes_interval_runs, takes_runs)
 
 
 @dataclass(frozen=True)
@@ -48,25 +51,55 @@ def state(join: StreamStreamJoin) -> tuple:
     return (stores, join.expiring, join.timers, join.next_id, join.time.now, join.store_times, join.metrics.counts)
 
 
+def in_runs(inputs: list[Record], reference, fast, loop, rng: random.Random) -> list:
+    """The changes `reference.process` gives record by record, once `loop(fast)` gave the same
+    over runs of random lengths (as a task's runs come)."""
+    expected = [(index, change) for index, record in enumerate(inputs) for change in reference.process(record)]
+    got, start = [], 0
+    while start < len(inputs):
+        end = start + rng.randrange(1, 200)
+        run = [(index, record.side, record.key, record.value, record.ts, None)
+               for index, record in enumerate(inputs[start:end], start)]
+        got += loop(fast)(run)
+        start = end
+    assert got == expected
+    return expected
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 @pytest.mark.parametrize("seed", range(6))
 def test_the_run_loop_gives_what_process_gives(case: Case, seed: int):
     rng = random.Random(seed)
-    inputs = records(rng, 1_500)
     reference, fast = StreamStreamJoin(case.config), StreamStreamJoin(case.config)
-    expected = [(index, change) for index, record in enumerate(inputs) for change in reference.process(record)]
-    got, start = [], 0
-    while start < len(inputs):  # runs of random lengths, as a task's runs come
-        end = start + rng.randrange(1, 200)
-        assert takes_runs(fast)
-        run = [(index, record.side, record.key, record.value, record.ts, None)
-               for index, record in enumerate(inputs[start:end], start)]
-        got += StreamStreamInnerRun(fast)(run)
-        start = end
-    assert got == expected
+    assert takes_runs(fast)
+    expected = in_runs(records(rng, 1_500), reference, fast, StreamStreamInnerRun, rng)
     assert state(fast) == state(reference)
     assert len(expected) > 300 and reference.metrics["null_key"], reference.metrics.counts
     assert reference.metrics["late"] or case.config.grace is None
+
+
+# Flink's `l.t BETWEEN r.t + lower AND r.t + upper` (ms) with the sources' watermark delay.
+INTERVALS = [IntervalJoinConfig(-40, 0), IntervalJoinConfig(-30, 20, watermark_delay=15),
+             IntervalJoinConfig(10, 60, watermark_delay=5), IntervalJoinConfig(30, 10)]  # the last one empty
+
+
+def interval_state(join: IntervalJoin) -> tuple:
+    stores = [sorted(store.items()) for store in join.stores]
+    return (stores, sorted(join.timers), join.next_id, join.max_ts, join.floor, join.metrics.counts)
+
+
+@pytest.mark.parametrize("config", INTERVALS, ids=repr)
+@pytest.mark.parametrize("seed", range(6))
+def test_the_interval_run_loop_gives_what_process_gives(config: IntervalJoinConfig, seed: int):
+    rng = random.Random(seed)
+    reference, fast = IntervalJoin(config), IntervalJoin(config)
+    assert takes_interval_runs(fast)
+    expected = in_runs(records(rng, 1_500), reference, fast, StreamStreamIntervalInnerRun, rng)
+    assert interval_state(fast) == interval_state(reference)
+    assert reference.metrics["null_key"] and reference.metrics["late"], reference.metrics.counts
+    assert len(expected) > 300 or config.lower > config.upper
+    assert reference.advance_to(END_OF_TIME) == fast.advance_to(END_OF_TIME) == []  # an INNER join pads nothing
+    assert interval_state(fast) == interval_state(reference)
 
 
 @pytest.mark.parametrize("join_type, residual", [(JoinType.LEFT, None), (JoinType.FULL, None),
@@ -75,6 +108,12 @@ def test_other_joins_keep_the_record_path(join_type, residual):
     config = StreamStreamJoinConfig(100, 100, grace=10, join_type=join_type, residual=residual, store_retention=True)
     assert not takes_runs(StreamStreamJoin(config))
     assert not takes_runs(StreamStreamJoin(StreamStreamJoinConfig(100, 100, grace=10)))  # the documented lateness
+
+
+@pytest.mark.parametrize("join_type, residual", [(JoinType.LEFT, None), (JoinType.FULL, None),
+                                                 (JoinType.INNER, lambda left, right: left["v"] % 3 != 0)])
+def test_other_interval_joins_keep_the_record_path(join_type, residual):
+    assert not takes_interval_runs(IntervalJoin(IntervalJoinConfig(-40, 0, join_type=join_type, residual=residual)))
 
 
 def stored(join: StreamStreamJoin, side: Side) -> list[tuple]:

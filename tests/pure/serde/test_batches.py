@@ -60,6 +60,28 @@ def test_a_run_decodes_as_its_records_do(case: Case):
     assert batches.decode_all(SPEC, rows) == one_by_one(SPEC, rows)
 
 
+# Each record timed by a column of its row: Flink's rowtime (TIMESTAMP(3) text), ksqlDB's
+# TIMESTAMP='col' (epoch ms, or text in its TIMESTAMP_FORMAT).
+TIMED = [(SerdeSpec.of({"ID": "INT", "OT": "TIMESTAMP(3)"}, timestamp="OT"),
+          [b'{"ID": 1, "OT": "1970-01-01 00:00:01.500"}', b'{"ID": 2, "OT": null}',
+           b'{"ID": 4, "OT": "1970-01-01 10:00:00"}']),
+         (SerdeSpec.of({"ID": "STRING", "T": "BIGINT"}, key=["ID"], timestamp="T"),
+          [b'{"T": 1500}', b'{"T": null}', b'{"T": "7"}']),
+         (SerdeSpec.of({"ID": "STRING", "T": "STRING"}, key=["ID"], timestamp="T", timestamp_format="yyyy-MM-dd HH:mm"),
+          [b'{"T": "2026-11-30 21:40"}', b'{"T": "30.11.2026"}', b'{"T": null}'])]
+
+
+@pytest.mark.parametrize("spec, values", TIMED, ids=["Flink rowtime", "ksqlDB epoch ms", "ksqlDB format"])
+def test_a_run_is_timed_by_its_timestamp_column_as_its_records_are(spec: SerdeSpec, values: list[bytes]):
+    """Column by column, a record whose time does not read (NULL, not a time) does not decode."""
+    rows = [row(v, offset=n) for n, v in enumerate(values)]
+    assert batches._json_objects(spec, rows) is not None  # the column path takes the run
+    decoded = batches.decode_all(spec, rows)
+    assert decoded == one_by_one(spec, rows)
+    assert decoded[1] is None and decoded[0].ts != rows[0].ts
+    assert batches.decode_columns(spec, [r.key for r in rows], [r.value for r in rows]) is None  # times from rows
+
+
 def test_keys_decode_with_their_own_format():
     rows = [row(GOOD, key=None), row(GOOD, key="ü".encode())]
     assert batches.decode_all(SPEC, rows) == one_by_one(SPEC, rows)
