@@ -51,31 +51,20 @@ class StreamStreamInnerRun:
         join = self.join
         stores, expiring, store_times, reaches, retention = (join.stores, join.expiring, join.store_times,
                                                              join.reaches, join.retention)
-        (left_get, left_put), (right_get, right_put) = (store.accessors() for store in stores)
-        gets, puts, now = (left_get, right_get), (left_put, right_put), join.time.now
+        (gets, puts), now = _accessors(stores), join.time.now
         joined: list[tuple[int, Change]] = []
-        null_keys = late = 0
-        for index, side, key, row, ts, _ in records:
-            if key is None:
-                null_keys += 1
-                continue
+        late, keyed = 0, [record for record in records if record[2] is not None]  # (2: the key)
+        for index, side, key, row, ts, _ in keyed:
             if ts > now:
                 now = ts
             other, matched = 1 - side, False
             if ts > store_times[side]:
                 store_times[side] = ts
             oldest, others = store_times[side] - retention, gets[other](key)
-            if others:
-                low, high = max(ts - reaches[other], store_times[other] - retention), ts + reaches[side]
-                for entry in others:
-                    at = entry[0]
-                    if low <= at <= high:
-                        entry[3] = matched = True
-                        later = at if at > ts else ts
-                        joined.append((index, _MAKE((_INSERT, key, row, entry[2], later) if side == 0
-                                                    else (_INSERT, key, entry[2], row, later))))
-                if matched:
-                    puts[other](key, others)  # the matched flags, persisted
+            if others and _probed(joined, index, side, key, row, ts, others,
+                                  max(ts - reaches[other], store_times[other] - retention), ts + reaches[side]):
+                matched = True
+                puts[other](key, others)  # the matched flags, persisted
             if ts >= oldest:
                 entry_id = join.next_id
                 join.next_id, entries = entry_id + 1, gets[side](key)
@@ -92,12 +81,33 @@ class StreamStreamInnerRun:
             if expiring[side] and expiring[side][0][0] < oldest:
                 join.forget(side)
         join.time.now = now
-        _counted(join, null_keys, late)
+        _counted(join, len(records) - len(keyed), late)
         return joined
 
 
+def _accessors(stores) -> tuple[tuple, tuple]:
+    """(get, put) of the two sides' stores, each pair indexed by side."""
+    (left_get, left_put), (right_get, right_put) = (store.accessors() for store in stores)
+    return (left_get, right_get), (left_put, right_put)
+
+
+def _probed(joined: list, index: int, side: int, key, row: Row, ts: int, others: list, low: int, high: int) -> bool:
+    """Each of `others` (the other side's entries of `key`) timed within [low, high] marked
+    matched and joined with the record, into `joined`; whether any was."""
+    matched = False
+    for entry in others:
+        at = entry[0]
+        if low <= at <= high:
+            entry[3] = matched = True
+            later = at if at > ts else ts
+            joined.append((index, _MAKE((_INSERT, key, row, entry[2], later) if side == 0
+                                        else (_INSERT, key, entry[2], row, later))))
+    return matched
+
+
 def _counted(join, null_keys: int, late: int) -> None:
-    """The run's NULL keys and late records, in the join's counts as `process` counts them."""
+    """The run's records with a NULL key (skipped: they move no time) and late records, in the
+    join's counts as `process` counts them."""
     if null_keys:
         join.metrics.count("null_key", null_keys)
     if late:
@@ -139,30 +149,19 @@ class StreamStreamIntervalInnerRun:
         stores, timers, max_ts, reaches = join.stores, join.timers, join.max_ts, join.reaches
         floor, delay, lag = join.floor, join.config.watermark_delay, join.close_lag
         span = join.before + join.after + join.retention_lag + 1
-        (left_get, left_put), (right_get, right_put) = (store.accessors() for store in stores)
-        gets, puts = (left_get, right_get), (left_put, right_put)
+        gets, puts = _accessors(stores)
         joined: list[tuple[int, Change]] = []
-        null_keys = late = 0
-        for index, side, key, row, ts, _ in records:
-            if key is None:
-                null_keys += 1
-                continue
+        late, keyed = 0, [record for record in records if record[2] is not None]  # (2: the key)
+        for index, side, key, row, ts, _ in keyed:
             if ts > max_ts[side]:
                 max_ts[side] = ts
             now = max(floor, min(max_ts) - delay)
             other, matched = 1 - side, False
             others = gets[other](key)
-            if others:
-                low, high = max(ts - reaches[other], BEGINNING_OF_TIME), ts + reaches[side]
-                for entry in others:
-                    at = entry[0]
-                    if low <= at <= high:
-                        entry[3] = matched = True
-                        later = at if at > ts else ts
-                        joined.append((index, _MAKE((_INSERT, key, row, entry[2], later) if side == 0
-                                                    else (_INSERT, key, entry[2], row, later))))
-                if matched:
-                    puts[other](key, others)  # the matched flags, persisted
+            if others and _probed(joined, index, side, key, row, ts, others,
+                                  max(ts - reaches[other], BEGINNING_OF_TIME), ts + reaches[side]):
+                matched = True
+                puts[other](key, others)  # the matched flags, persisted
             closes = ts + reaches[side] + lag
             if closes < now:
                 late += 1
@@ -177,7 +176,7 @@ class StreamStreamIntervalInnerRun:
                 heappush(timers, (max(closes, ts + span), entry_id, _EXPIRE, side, key))
             while timers and timers[0][0] <= now:
                 self._expire(*heappop(timers))
-        _counted(join, null_keys, late)
+        _counted(join, len(records) - len(keyed), late)
         return joined
 
     def _expire(self, due: int, entry_id: int, phase: int, side: int, key) -> None:

@@ -35,7 +35,13 @@ class TwoSidedPath(RunPath):
     only by WHERE and the projection. `plain`: each output column as (from the left side, alias,
     column) where every one is a plain column of a side, nothing filters and the sink writes the
     results' columns; else None. `kept`: what a record's row keeps in the join's state, where
-    that is fewer columns than the whole row."""
+    that is fewer columns than the whole row. Each path names the join `operator` it feeds and,
+    where that operator has a loop over whole runs, `loop`: (whether the running operator takes
+    it, the loop's class), `(index, side, key, row, ts, anything)` records in, `(index, change)`
+    out."""
+
+    operator: type
+    loop: tuple | None = None
 
     def __init__(self, runtime: Runtime, join: JoinStage, inputs: dict[str, SideInput],
                  filters: tuple, project: ProjectStage) -> None:
@@ -50,16 +56,27 @@ class TwoSidedPath(RunPath):
         self.plain = self._plain_reads()
         self.kept = self._kept_columns()
 
-    @staticmethod
-    def feeding(runtime: Runtime, topic: str, processor: type) -> tuple | None:
-        """(join, inputs, filters, projection) of the join of type `processor` that `topic` feeds:
-        two topics, one entry each, into its two sides, with only WHERE and the projection after
-        it and no watermarks; else None."""
+    @classmethod
+    def of(cls, runtime: Runtime, topic: str) -> TwoSidedPath | None:
+        """The path of the `operator` join that `topic` feeds (`feeding`), where it `takes` it; else None."""
+        found = cls.feeding(runtime, topic)
+        return None if found is None or not cls.takes(runtime, found[0]) else cls(runtime, *found)
+
+    @classmethod
+    def takes(cls, runtime: Runtime, join: JoinStage) -> bool:
+        """Whether the path takes this join, beyond what `feeding` requires."""
+        return True
+
+    @classmethod
+    def feeding(cls, runtime: Runtime, topic: str) -> tuple | None:
+        """(join, inputs, filters, projection) of the `operator` join that `topic` feeds: two
+        topics, one entry each, into its two sides, with only WHERE and the projection after it
+        and no watermarks; else None."""
         entry = _single_entry(runtime, topic)
         if entry is None or runtime.uses_watermarks:
             return None
         join = entry.stage
-        if not isinstance(join, JoinStage) or type(join.processor) is not processor:
+        if not isinstance(join, JoinStage) or type(join.processor) is not cls.operator:
             return None
         feeding = {name: found for name in runtime.inputs if (found := _single_entry(runtime, name)) is not None
                    and found.stage is join}
@@ -100,9 +117,11 @@ class TwoSidedPath(RunPath):
         return kept
 
     def _run_loop(self):
-        """The operator's loop over a whole run of keyed records, where it has one that applies
-        (`(index, side, key, row, ts, anything)` records in, `(index, change)` out); else None."""
-        return None
+        """The operator's loop over a whole run of keyed records (`loop`), where it applies; else None."""
+        if self.loop is None:
+            return None
+        takes, loop = self.loop
+        return loop(self.processor) if takes(self.processor) else None
 
     def _join_run(self, covered: Iterator[tuple[int, InputRow, DecodedRecord]], outputs: list[list[Output]]) -> list:
         """Each record of the run into the operator as JoinStage.on_event gives it (a tombstone

@@ -7,6 +7,7 @@ from streamjoin.operators.table_table import TableTableJoin
 from streamjoin.operators.table_table_runs import TableTableRun, takes_runs
 from streamjoin.runtime.bindings import Runtime
 from streamjoin.runtime.sides import TwoSidedPath
+from streamjoin.runtime.stages import JoinStage
 
 
 class TableTableUpserts(TwoSidedPath):
@@ -38,16 +39,10 @@ class TableTableUpserts(TwoSidedPath):
     """
 
     takes_tombstones = True
+    operator = TableTableJoin
+    loop = (takes_runs, TableTableRun)  # without a residual condition
 
     @classmethod
-    def of(cls, runtime: Runtime, topic: str) -> TableTableUpserts | None:
-        """The fast path of the `TableTableJoin` that `topic` feeds (`TwoSidedPath.feeding`),
-        where neither the join nor the sink writes retractions (Flink's changelog); else None."""
-        found = cls.feeding(runtime, topic, TableTableJoin)
-        if found is None or found[0].processor.config.emit_retractions or runtime.sink.emit_retractions:
-            return None
-        return cls(runtime, *found)
-
-    def _run_loop(self):
-        """Without a residual condition the operator takes the whole run in one loop."""
-        return TableTableRun(self.processor) if takes_runs(self.processor) else None
+    def takes(cls, runtime: Runtime, join: JoinStage) -> bool:
+        """Where neither the join nor the sink writes retractions (Flink's changelog)."""
+        return not (join.processor.config.emit_retractions or runtime.sink.emit_retractions)

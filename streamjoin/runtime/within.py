@@ -7,9 +7,7 @@ from streamjoin.operators.interval import IntervalJoin
 from streamjoin.operators.stream_stream import StreamStreamJoin
 from streamjoin.operators.stream_stream_runs import (StreamStreamInnerRun, StreamStreamIntervalInnerRun,
                                                      takes_interval_runs, takes_runs)
-from streamjoin.runtime.bindings import Runtime
-from streamjoin.runtime.sides import SideInput, TwoSidedPath
-from streamjoin.runtime.stages import JoinStage, ProjectStage
+from streamjoin.runtime.sides import TwoSidedPath
 
 
 class StreamStreamWithin(TwoSidedPath):
@@ -41,20 +39,8 @@ class StreamStreamWithin(TwoSidedPath):
         O b@90                   late: 90 + 10 + 0 < 130, dropped and counted (metrics["late"])
     """
 
-    def __init__(self, runtime: Runtime, join: JoinStage, inputs: dict[str, SideInput],
-                 filters: tuple, project: ProjectStage) -> None:
-        super().__init__(runtime, join, inputs, filters, project)
-        self.processor: StreamStreamJoin = join.processor
-
-    @classmethod
-    def of(cls, runtime: Runtime, topic: str) -> StreamStreamWithin | None:
-        """The fast path of the `StreamStreamJoin` that `topic` feeds (`TwoSidedPath.feeding`), or None."""
-        found = cls.feeding(runtime, topic, StreamStreamJoin)
-        return None if found is None else cls(runtime, *found)
-
-    def _run_loop(self):
-        """An INNER join on the engine's window stores takes the whole run in one loop."""
-        return StreamStreamInnerRun(self.processor) if takes_runs(self.processor) else None
+    operator = StreamStreamJoin
+    loop = (takes_runs, StreamStreamInnerRun)  # an INNER join on the engine's window stores
 
 
 class StreamStreamInterval(TwoSidedPath):
@@ -81,12 +67,5 @@ class StreamStreamInterval(TwoSidedPath):
         R s9@20  -> [o2,null]@15 with this record: clock 15, o2's window [15, 19] closed at 20
     """
 
-    @classmethod
-    def of(cls, runtime: Runtime, topic: str) -> StreamStreamInterval | None:
-        """The fast path of the `IntervalJoin` that `topic` feeds (`TwoSidedPath.feeding`), or None."""
-        found = cls.feeding(runtime, topic, IntervalJoin)
-        return None if found is None else cls(runtime, *found)
-
-    def _run_loop(self):
-        """An INNER interval join without a residual condition takes the whole run in one loop."""
-        return StreamStreamIntervalInnerRun(self.processor) if takes_interval_runs(self.processor) else None
+    operator = IntervalJoin
+    loop = (takes_interval_runs, StreamStreamIntervalInnerRun)  # INNER, without a residual condition
