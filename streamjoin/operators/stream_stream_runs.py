@@ -1,15 +1,15 @@
-"""Stream-stream INNER joins over a run of records in one loop: ksqlDB's as its engine runs it
-(each side's window store) and Flink's interval join, the fast paths of `StreamStreamJoin.process`
-and `IntervalJoin.process`, which stay the reference."""
+"""Stream-stream joins over a run of records in one loop: ksqlDB's INNER join as its engine runs
+it (each side's window store) and Flink's interval join, the fast paths of
+`StreamStreamJoin.process` and `IntervalJoin.process`, which stay the reference."""
 
 from __future__ import annotations
 
 from heapq import heappop, heappush
 from typing import Hashable, Sequence
 
-from streamjoin.operators.base import BEGINNING_OF_TIME, Change, JoinType, Row, RowKind
+from streamjoin.operators.base import BEGINNING_OF_TIME, Change, JoinType, Row, RowKind, padded
 from streamjoin.operators.interval import IntervalJoin
-from streamjoin.operators.stream_stream import _EXPIRE, StreamStreamJoin
+from streamjoin.operators.stream_stream import _CLOSE, _EXPIRE, StreamStreamJoin
 
 _MAKE, _INSERT = Change._make, RowKind.INSERT
 # A record of a run: (its index in the run, side 0 left / 1 right, join key, row, ts, anything).
@@ -115,30 +115,34 @@ def _counted(join, null_keys: int, late: int) -> None:
 
 
 def takes_interval_runs(join: IntervalJoin) -> bool:
-    """Whether `StreamStreamIntervalInnerRun` may take `join`'s records: an INNER interval join
-    with no residual condition, so nothing is ever padded and every timer is an expiry."""
-    return join.join_type is JoinType.INNER and join.residual is None
+    """Whether `StreamStreamIntervalRun` may take `join`'s records: an interval join (INNER or
+    outer) with no residual condition."""
+    return join.residual is None
 
 
-class StreamStreamIntervalInnerRun:
+class StreamStreamIntervalRun:
     """The changes of each record of a run, with its index, as `IntervalJoin.process` gives them
     record by record (same stores, matched flags, entry ids, timers, largest times and counts);
-    `is_late`, `probe`, `schedule_expiry` and `fire_timers` happen inline.
+    `is_late`, `probe`, the timers' scheduling and `fire_timers` happen inline.
 
-    Per record: a NULL key is counted and skipped; otherwise the record moves its side's largest
-    time, and so perhaps the clock (the smaller side's largest time less the watermark delay);
-    it probes the other side's entries of its key within its interval and marks them matched; it
-    is stored with an expiry timer unless its window had closed already (counted `late`, though it
-    still joined); then every record whose expiry is due leaves its store.
+    Per record: a NULL key is counted (and padded at once on a preserved side); otherwise the
+    record moves its side's largest time, and so perhaps the clock (the smaller side's largest
+    time less the watermark delay); it probes the other side's entries of its key within its
+    interval and marks them matched. A record whose window had closed already is counted `late`
+    and not stored (padded at once if unmatched on a preserved side); any other is stored with a
+    timer: at its window's close if it is unmatched on a preserved side, else at its expiry.
+    Then every due timer fires, in due order: a close pads its record if it is still unmatched
+    and schedules its expiry; an expiry removes it from its store. What fires goes out with the
+    record that moved the clock.
 
-    Timeline, `o.t BETWEEN s.t - 4 AND s.t` (before 0, after 4; a record expires 5 after its
-    time), delay 0; L orders, R shipments:
+    Timeline, LEFT JOIN, `o.t BETWEEN s.t - 4 AND s.t` (before 0, after 4; a record's window
+    closes 5 after its time, where it also expires), delay 0; L orders, R shipments:
 
-        L o1@10                  stored, expires at 15; clock min(10, -inf)
+        L o1@10                  stored, closes at 15; clock min(10, -inf)
         R s1@13  -> [o1,s1]@13   clock 10; s1 expires at 18
-        L o2@16                  clock 13
-        R s2@20  -> [o2,s2]@20   clock 16: o1 (15) leaves the left store
-        L o3@9                   late: its window closed at 14 < 16; probes (s1 is 4 after it: no)
+        L o2@16                  stored, closes at 21; clock 13
+        R s2@22  -> [o2,s2]@22   clock 16: o1 (15, matched) leaves the left store
+        L o3@9   -> [o3,null]@9  late: its window closed at 14 < 16; probes (s1 is 4 after it: no)
     """
 
     def __init__(self, join: IntervalJoin) -> None:
@@ -146,13 +150,18 @@ class StreamStreamIntervalInnerRun:
 
     def __call__(self, records: Sequence[RunRecord]) -> list[tuple[int, Change]]:
         join = self.join
-        stores, timers, max_ts, reaches = join.stores, join.timers, join.max_ts, join.reaches
+        stores, timers, max_ts, reaches, preserved = join.stores, join.timers, join.max_ts, join.reaches, join.preserved
         floor, delay, lag = join.floor, join.config.watermark_delay, join.close_lag
         span = join.before + join.after + join.retention_lag + 1
         gets, puts = _accessors(stores)
         joined: list[tuple[int, Change]] = []
-        late, keyed = 0, [record for record in records if record[2] is not None]  # (2: the key)
-        for index, side, key, row, ts, _ in keyed:
+        null_keys = late = 0
+        for index, side, key, row, ts, _ in records:
+            if key is None:
+                null_keys += 1
+                if preserved[side]:
+                    joined.append((index, padded(side, None, row, ts)))
+                continue
             if ts > max_ts[side]:
                 max_ts[side] = ts
             now = max(floor, min(max_ts) - delay)
@@ -165,6 +174,8 @@ class StreamStreamIntervalInnerRun:
             closes = ts + reaches[side] + lag
             if closes < now:
                 late += 1
+                if preserved[side] and not matched:
+                    joined.append((index, padded(side, key, row, ts)))
             else:
                 entry_id = join.next_id
                 join.next_id, entries = entry_id + 1, gets[side](key)
@@ -173,16 +184,28 @@ class StreamStreamIntervalInnerRun:
                 else:
                     entries.append([ts, entry_id, row, matched])
                     puts[side](key, entries)
-                heappush(timers, (max(closes, ts + span), entry_id, _EXPIRE, side, key))
+                waits = preserved[side] and not matched
+                heappush(timers, (closes, entry_id, _CLOSE, side, key) if waits else
+                         (max(closes, ts + span), entry_id, _EXPIRE, side, key))
             while timers and timers[0][0] <= now:
-                self._expire(*heappop(timers))
-        _counted(join, len(records) - len(keyed), late)
+                self._fire(index, span, joined, *heappop(timers))
+        _counted(join, null_keys, late)
         return joined
 
-    def _expire(self, due: int, entry_id: int, phase: int, side: int, key) -> None:
-        """The entry `entry_id` leaves its key's entries (`fire_timers`, an expiry)."""
+    def _fire(self, index: int, span: int, joined: list, due: int, entry_id: int, phase: int, side, key) -> None:
+        """A due timer (`fire_timers`): a close pads its still unmatched record into `joined`
+        and keeps it until its expiry; an expiry removes the record from its key's entries."""
         store = self.join.stores[side]
-        remaining = [entry for entry in store.get(key) if entry[1] != entry_id]
+        entries = store.get(key)
+        if phase == _CLOSE:
+            entry = next(entry for entry in entries if entry[1] == entry_id)
+            if not entry[3]:
+                joined.append((index, padded(side, key, entry[2], entry[0])))
+            expires = entry[0] + span
+            if expires > due:
+                heappush(self.join.timers, (expires, entry_id, _EXPIRE, side, key))
+                return
+        remaining = [entry for entry in entries if entry[1] != entry_id]
         if remaining:
             store.put(key, remaining)
         else:

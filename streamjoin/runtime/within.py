@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from streamjoin.operators.interval import IntervalJoin
 from streamjoin.operators.stream_stream import StreamStreamJoin
-from streamjoin.operators.stream_stream_runs import (StreamStreamInnerRun, StreamStreamIntervalInnerRun,
+from streamjoin.operators.stream_stream_runs import (StreamStreamInnerRun, StreamStreamIntervalRun,
                                                      takes_interval_runs, takes_runs)
 from streamjoin.runtime.sides import TwoSidedPath
 
@@ -54,8 +54,8 @@ class StreamStreamInterval(TwoSidedPath):
     the reference path (`TwoSidedPath.feeding`). This path takes a run of both topics' records,
     decoded together, into `IntervalJoin.process` one record at a time, exactly as the reference
     path's join stage does (the same stores, timers and clock; an outer row padded when a later
-    record moves the clock past its window goes out with that record), or, for an INNER join
-    without a residual condition, in one loop over the whole run (`StreamStreamIntervalInnerRun`);
+    record moves the clock past its window goes out with that record), or, without a residual
+    condition, in one loop over the whole run (`StreamStreamIntervalRun`);
     then filters, projects and encodes the run's results together, a column at a time on the
     plain path. `tests/pure/runtime/test_within.py` compares both paths on randomized inputs.
 
@@ -68,4 +68,4 @@ class StreamStreamInterval(TwoSidedPath):
     """
 
     operator = IntervalJoin
-    loop = (takes_interval_runs, StreamStreamIntervalInnerRun)  # INNER, without a residual condition
+    loop = (takes_interval_runs, StreamStreamIntervalRun)  # without a residual condition
