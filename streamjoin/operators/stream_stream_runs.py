@@ -141,8 +141,8 @@ class StreamStreamIntervalRun:
         L o1@10                  stored, closes at 15; clock min(10, -inf)
         R s1@13  -> [o1,s1]@13   clock 10; s1 expires at 18
         L o2@16                  stored, closes at 21; clock 13
-        R s2@22  -> [o2,s2]@22   clock 16: o1 (15, matched) leaves the left store
-        L o3@9   -> [o3,null]@9  late: its window closed at 14 < 16; probes (s1 is 4 after it: no)
+        R s2@19  -> [o2,s2]@19   clock 16: o1 (closed at 15, matched) leaves the left store
+        L o3@8   -> [o3,null]@8  late: its window closed at 13 < 16; probed [8, 12], s1 (13) not in it
     """
 
     def __init__(self, join: IntervalJoin) -> None:

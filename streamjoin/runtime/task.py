@@ -107,8 +107,8 @@ class PipelineRuntime(TaskRuntime):
     def fast_paths(self) -> dict[str, RunPath]:
         """The input topics whose records take a fast path: the stream side of a stream-table
         join (`lookup`), both sides of a windowed stream-stream join or of Flink's interval join
-        (`within`) or of a primary-key table-table join (`upserts`; one path for the two topics). Derived from the
-        pipeline, so never checkpointed."""
+        (`within`) or of a primary-key table-table join (`upserts`; one path for the two topics).
+        Derived from the pipeline, so never checkpointed."""
         paths: dict[str, RunPath] = {}
         for topic in self.inputs:
             if topic not in paths:

@@ -55,16 +55,17 @@ class StreamStreamInterval(TwoSidedPath):
     decoded together, into `IntervalJoin.process` one record at a time, exactly as the reference
     path's join stage does (the same stores, timers and clock; an outer row padded when a later
     record moves the clock past its window goes out with that record), or, without a residual
-    condition, in one loop over the whole run (`StreamStreamIntervalRun`);
-    then filters, projects and encodes the run's results together, a column at a time on the
-    plain path. `tests/pure/runtime/test_within.py` compares both paths on randomized inputs.
+    condition, in one loop over the whole run (`StreamStreamIntervalRun`); then filters,
+    projects and encodes the run's results together, a column at a time on the plain path.
+    `tests/pure/runtime/test_within.py` compares both paths on randomized inputs.
 
     Timeline, `o.t BETWEEN s.t - 4h AND s.t`, LEFT join, delay 0 (hours); one run:
 
-        L o1@10                 stored; clock min(10, -inf): nothing closes
-        R s1@13  -> [o1,s1]@13  clock min(10, 13) = 10
-        L o2@15                 stored; clock min(15, 13) = 13
-        R s9@20  -> [o2,null]@15 with this record: clock 15, o2's window [15, 19] closed at 20
+        L o1@10                  stored; clock min(10, -inf): nothing closes
+        R s1@13  -> [o1,s1]@13   clock min(10, 13) = 10
+        L o2@15                  stored; clock min(15, 13) = 13
+        R s9@20                  no order in [16, 20]; clock min(15, 20) = 15
+        L o3@21  -> [o2,null]@15 with this record: clock min(21, 20) = 20 closes o2's window [15, 19]
     """
 
     operator = IntervalJoin
