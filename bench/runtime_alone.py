@@ -20,9 +20,13 @@ Printed as input records per CPU second of this process (steadier than wall time
 machine; the wall seconds are printed too), with the runtime's own profile (`runtime.seconds`)
 of the last run and a digest of the output rows: a change that keeps behaviour keeps the digest.
 
+With --value-format AVRO|PROTOBUF|JSON_SR, (a), (b) and (c) read and write that format (the
+registry at STREAMJOIN_SCHEMA_REGISTRY_URL: a fresh one per format, as the subjects are the
+topics' names, e.g. `streamjoin registry start` under a new STREAMJOIN_HOME).
+
 Usage: python bench/runtime_alone.py [--clicks N] [--repeat R] [--only a|b|c|d] [--profile]
-(default 200,000 clicks, 20,000 users; ~1 min). Needs pyspark importable (the adapter module),
-never starts Spark.
+[--value-format F] (default 200,000 clicks, 20,000 users; ~1 min). Needs pyspark importable (the
+adapter module), never starts Spark.
 """
 
 from __future__ import annotations
@@ -43,8 +47,12 @@ HOUR_MS = 3_600_000
 SPAN_MS = 10 * HOUR_MS
 
 
+VALUE_FORMAT = ["JSON"]  # the sources' value format (--value-format)
+
+
 def source(name: str, kind: str, columns: dict) -> dict:
-    return dict(name=name, kind=kind, topic=name, partitions=1, key=["id"], columns=columns, timestamp=None)
+    return dict(name=name, kind=kind, topic=name, partitions=1, key=["id"], columns=columns, timestamp=None,
+                value_format=VALUE_FORMAT[0])
 
 
 def input_rows(catalog, name: str, rows) -> list:
@@ -189,7 +197,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", choices=("a", "b", "c", "d"))
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of process_rows")
+    parser.add_argument("--value-format", default="JSON", choices=("JSON", "AVRO", "PROTOBUF", "JSON_SR"))
     args = parser.parse_args()
+    VALUE_FORMAT[0] = args.value_format
+    if args.value_format != "JSON":
+        from streamjoin.serde.registry_codecs import Registry, configure
+        from streamjoin.settings import Settings
+
+        url = Settings.from_env().schema_registry_url
+        if not url:
+            sys.exit("set STREAMJOIN_SCHEMA_REGISTRY_URL to a schema registry (see the usage)")
+        configure(Registry(url))
     for key, name, workload in (("a", "enrichment", enrichment), ("b", "interval", interval),
                                 ("c", "table-table", table_table), ("d", "Flink interval", flink_interval)):
         if args.only in (None, key):

@@ -3,7 +3,7 @@
 The values are those `decode` and `encode_value` give record by record, from the same per-type
 readers and writers; what goes is the interpreter's work around them (a call per record through
 the generic paths, a loop per record over the fields). Only the common case takes the column
-path: JSON object values, no windowed key, no columns from the record time or headers, no
+path: JSON object values or registry-format records (serde.registry_runs), no windowed key, no columns from the record time or headers, no
 timestamp column (except where each record's time is read from its decoded row, as `decode_all`
 does). Anything else, and any run with a record that does not decode cleanly (bad JSON, a field
 spelled in another case, a value of the wrong type), is decoded record by record, so errors keep
@@ -27,7 +27,7 @@ _ABSENT = object()
 def decode_all(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None]:
     """`decode` of each row (an `InputRow`); None for a row that does not decode (decoding it on
     its own says why)."""
-    decoded = _json_objects(spec, rows)
+    decoded = _together(spec, rows)
     if decoded is not None:
         return decoded
     out: list[DecodedRecord | None] = []
@@ -59,9 +59,28 @@ def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None], values: Sequen
     from its decoded row (`event_times`)."""
     codec = _codec(spec)
     fields = codec.object_fields
-    if fields is None or spec.window is not None or not codec.payload_is_value or \
+    if (fields is None and codec.read_columns is None) or spec.window is not None or not codec.payload_is_value or \
             (spec.timestamp_column is not None and not event_times):
         return None
+    columns = _json_columns(fields, values) if fields is not None else codec.read_columns(list(values))
+    if columns is None:
+        return None
+    try:
+        if not codec.key_reads:
+            read = [None] * len(values)
+        elif _text_key(spec):  # `read_key` of a KAFKA STRING key, without its three calls a key
+            read = [None if key is None else (key.decode("utf-8"),) for key in keys]
+        else:
+            read_key = codec.read_key
+            read = [None if key is None else read_key(key) for key in keys]
+    except (DecodeError, RecursionError, UnicodeDecodeError):
+        return None
+    return DecodedColumns(read, [name for name, _ in spec.payload_columns], columns)
+
+
+def _json_columns(fields: list, values: Sequence[bytes | None]) -> list[list] | None:
+    """JSON object values' columns (`fields`: the codec's `object_fields`), or None where one
+    does not decode cleanly."""
     try:
         texts = [value.decode("utf-8") for value in values]  # a null value: AttributeError
         scanned = [_scan(text, 0) for text in texts]
@@ -79,28 +98,40 @@ def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None], values: Sequen
             if _ABSENT in column:  # (no JSON value equals it)
                 return None  # absent, or spelled in another case: the record path matches names
             columns.append([None if field is None else read_field(field, path) for field in column])
-        if not codec.key_reads:
-            read = [None] * len(texts)
-        elif _text_key(spec):  # `read_key` of a KAFKA STRING key, without its three calls a key
-            read = [None if key is None else (key.decode("utf-8"),) for key in keys]
-        else:
-            read_key = codec.read_key
-            read = [None if key is None else read_key(key) for key in keys]
-    except (DecodeError, RecursionError, UnicodeDecodeError):
+    except (DecodeError, RecursionError):
         return None
-    return DecodedColumns(read, [name for name, _, _ in fields], columns)
+    return columns
 
 
-def _json_objects(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None] | None:
+def _together(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None] | None:
     """The rows decoded column by column (`decode_columns`), as records; with a timestamp column,
     each timed by it, None for one whose time does not read (as `decode` refuses it)."""
     decoded = decode_columns(spec, [row.key for row in rows], [row.value for row in rows], event_times=True)
     if decoded is None:
-        return None
+        return _between_tombstones(spec, rows)
     names = decoded.names
     records = [DecodedRecord._make((key, dict(zip(names, values)), row.ts))
                for key, values, row in zip(decoded.keys, zip(*decoded.columns), rows)]
     return records if spec.timestamp_column is None else list(map(partial(_timed, spec, _codec(spec)), records))
+
+
+def _between_tombstones(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None] | None:
+    """`_together` of the rows with a value, each tombstone among them (a table's deletion)
+    decoded on its own; None where there are none of either (asked only when the whole run did not
+    decode together: the common run pays nothing for this)."""
+    present = [row for row in rows if row.value is not None]
+    records = _together(spec, present) if 0 < len(present) < len(rows) else None
+    if records is None:
+        return None
+    taken = iter(records)
+    return [next(taken) if row.value is not None else _tombstone(spec, row) for row in rows]
+
+
+def _tombstone(spec: SerdeSpec, row: Any) -> DecodedRecord | None:
+    try:
+        return decode(spec, row.key, None, row.ts, row.headers)
+    except DecodeError:
+        return None
 
 
 def _timed(spec: SerdeSpec, codec, record: DecodedRecord) -> DecodedRecord | None:
@@ -143,11 +174,12 @@ def encode_values(spec: SerdeSpec, rows: list[Mapping[str, Any]]) -> list[bytes 
 
 
 def encodes_value_columns(spec: SerdeSpec) -> bool:
-    """Whether `encode_value_columns` writes `spec`'s values (JSON objects of its columns)."""
+    """Whether `encode_value_columns` writes `spec`'s values (JSON objects of its columns, or
+    records of a registry format)."""
     return _codec(spec).write_columns is not None
 
 
 def encode_value_columns(spec: SerdeSpec, columns: list[list[Any]]) -> list[bytes]:
     """The values of rows given a column at a time (one list per payload column, in order), where
-    `encodes_value_columns(spec)`. Raises what `encode_values` raises."""
-    return [text.encode("utf-8") for text in _codec(spec).write_columns(columns)]
+    `encodes_value_columns(spec)`. Raises what `encode_values` raises, or an EncodeError."""
+    return _codec(spec).write_columns(columns)

@@ -44,6 +44,7 @@ from streamjoin.serde.values import (
     struct_writer,
 )
 from streamjoin.serde.registry_codecs import Registry, configured, registry_codec
+from streamjoin.serde.registry_runs import value_runs
 from streamjoin.dialect.formats import (
     CHANGELOG_FORMATS,
     READ_METADATA,
@@ -238,9 +239,8 @@ class _Codec:
         # A JSON object value: its fields' readers and a writer of many rows given as columns, for
         # runs of records a column at a time (`streamjoin.serde.batches`); None for every other
         # value format.
-        is_object = self.value_is_object(spec)
-        self.object_fields = field_readers(spec.payload_columns, "value") if is_object else None
-        self.write_columns = struct_columns_writer(spec.payload_columns) if is_object else None
+        self.object_fields = field_readers(spec.payload_columns, "value") if self.value_is_object(spec) else None
+        self.read_columns, self.write_columns = self._columns(spec)
         # Where each value column comes from, and whether any is not read from the payload (else
         # the payload dict is the value as is): (name, source), source one of _PAYLOAD,
         # _TS_TIMESTAMP, _TS_MILLIS, or (_HEADER, key, struct field names) with key None (and
@@ -274,6 +274,18 @@ class _Codec:
                 raise EncodeError(f"row has no value column {e.args[0]!r}; it has {sorted(row)}") from None
             return self.write_value(values)
         return write
+
+    def _columns(self, spec: SerdeSpec) -> tuple[Callable | None, Callable | None]:
+        """(values -> payload columns or None, payload columns -> values) for runs of values: a
+        registry format's runs (serde.registry_runs) both ways, JSON objects' writer (their reader
+        is `object_fields`); None for one bare value and every other format."""
+        if self.value_is_object(spec):
+            return None, _utf8_writer(struct_columns_writer(spec.payload_columns))
+        if not (spec.wrap_single_value or len(spec.payload_columns) > 1):
+            return None, None
+        return value_runs(spec.value_format, spec.payload_columns, spec.topic, spec.registry, spec.schemas.value_id,
+                          spec.schemas.value_name, spec.register_schemas, self.read_value, self.write_value) \
+            or (None, None)
 
     @staticmethod
     def value_is_object(spec: SerdeSpec) -> bool:
@@ -322,6 +334,10 @@ class _Codec:
 
 
 _PAYLOAD, _TS_TIMESTAMP, _TS_MILLIS, _HEADER, _HEADER_MAP = "payload", "ts_timestamp", "ts_millis", "header", "headers"
+
+
+def _utf8_writer(write_texts: Callable[[list[list]], list[str]]) -> Callable[[list[list]], list[bytes]]:
+    return lambda columns: [text.encode("utf-8") for text in write_texts(columns)]
 
 
 def _codec(spec: SerdeSpec) -> _Codec:

@@ -167,9 +167,15 @@ def _decoder(fmt: str, registry: Registry, topic: str | None, side: str, full_na
         return AvroDeserializer(sr)
     if fmt == "JSON_SR":
         return JSONDeserializer(None, schema_registry_client=sr)
-    _, schema = writer_schema(registry, subject(topic or "", side), fmt, (), False)
-    cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), full_name)
+    cls = subject_message_class(registry, topic, side, full_name)
     return ProtobufDeserializer(cls, {"use.deprecated.format": False}, sr)
+
+
+def subject_message_class(registry: Registry, topic: str | None, side: str, full_name: str | None):
+    """The message class a PROTOBUF reader parses with: `full_name` (default: the first message)
+    of the subject's latest schema."""
+    _, schema = writer_schema(registry, subject(topic or "", side), "PROTOBUF", (), False)
+    return file_message_class(proto_file(schema.schema_str).SerializeToString(), full_name)
 
 
 def _encoder(fmt: str, registry: Registry, topic: str | None, side: str, columns: Columns, bare: bool,

@@ -26,7 +26,7 @@ def payload_reader(columns: Columns, side: str) -> Callable[[Any], dict]:
     read_only = json_reader(only[1]) if only else None
 
     def read(payload: Any) -> dict:
-        payload = _plain(payload)
+        payload = plain(payload)
         if only is not None:
             if not isinstance(payload, dict) or (only[1].name == "STRUCT" and not _has(payload, only[0])):
                 return {only[0]: read_only(payload, f"{side}.{only[0]}")}
@@ -40,14 +40,14 @@ def _has(payload: dict, name: str) -> bool:
     return any(str(k).lower() == name.lower() for k in payload)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Decoded values as the JSON readers take them: times as epoch milliseconds."""
     if isinstance(value, datetime):
         return datetime_to_millis(value)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -98,17 +98,17 @@ def _fill(message, row: dict) -> None:
                 if value_field.message_type is not None:
                     _fill(target[k], v)
                 else:
-                    target[_scalar(inner.fields_by_name["key"], k)] = _scalar(value_field, v)
+                    target[proto_scalar(inner.fields_by_name["key"], k)] = proto_scalar(value_field, v)
         elif field.is_repeated:
             for v in value:
-                _fill(target.add(), v) if inner is not None else target.append(_scalar(field, v))
+                _fill(target.add(), v) if inner is not None else target.append(proto_scalar(field, v))
         elif inner is not None:
             _fill(target, value)
         else:
-            setattr(message, field.name, _scalar(field, value))
+            setattr(message, field.name, proto_scalar(field, value))
 
 
-def _scalar(field, value: Any) -> Any:
+def proto_scalar(field, value: Any) -> Any:
     kind = field.cpp_type
     if kind == field.CPPTYPE_STRING:
         if field.type == field.TYPE_BYTES:
@@ -134,26 +134,26 @@ def avro_shaper(schema: Any, columns: Columns) -> Callable[[Sequence[Any]], Any]
     inner = non_null(schema)
     if isinstance(inner, dict) and inner.get("type") == "record" and not (
             len(columns) == 1 and columns[0][1].name == "STRUCT" and not _named(inner, names[0])):
-        return lambda values: _avro_value(dict(zip(names, values)), inner)
-    return lambda values: _avro_value(values[0], schema)
+        return lambda values: avro_value(dict(zip(names, values)), inner)
+    return lambda values: avro_value(values[0], schema)
 
 
 def _named(record: dict, name: str) -> bool:
     return any(f["name"].lower() == name.lower() for f in record["fields"])
 
 
-def _avro_value(value: Any, schema: Any) -> Any:
+def avro_value(value: Any, schema: Any) -> Any:
     if value is None:
         return None
     schema = non_null(schema)
     kind = schema.get("type") if isinstance(schema, dict) else schema
     if kind == "record":
         lowered = {str(k).lower(): v for k, v in value.items()}
-        return {f["name"]: _avro_value(lowered.get(f["name"].lower()), f["type"]) for f in schema["fields"]}
+        return {f["name"]: avro_value(lowered.get(f["name"].lower()), f["type"]) for f in schema["fields"]}
     if kind == "array":
-        return [_avro_value(v, schema["items"]) for v in value]
+        return [avro_value(v, schema["items"]) for v in value]
     if kind == "map":
-        return {str(k): _avro_value(v, schema["values"]) for k, v in value.items()}
+        return {str(k): avro_value(v, schema["values"]) for k, v in value.items()}
     if isinstance(schema, dict) and schema.get("logicalType") == "decimal":
         return value if isinstance(value, Decimal) else Decimal(str(value))
     if kind in ("bytes", "fixed") and isinstance(value, str):
@@ -172,21 +172,21 @@ def json_shaper(schema: Any, columns: Columns) -> Callable[[Sequence[Any]], Any]
     inner = non_null(schema)
     if isinstance(inner, dict) and "properties" in inner and not (
             len(columns) == 1 and columns[0][1].name == "STRUCT" and not _has(inner["properties"], names[0])):
-        return lambda values: _json_value(dict(zip(names, values)), inner)
-    return lambda values: _json_value(values[0], schema)
+        return lambda values: json_value(dict(zip(names, values)), inner)
+    return lambda values: json_value(values[0], schema)
 
 
-def _json_value(value: Any, schema: Any) -> Any:
+def json_value(value: Any, schema: Any) -> Any:
     if value is None:
         return None
     schema = non_null(schema) if isinstance(schema, dict) else {}
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         names = {p.lower(): p for p in properties}
-        return {names.get(str(k).lower(), k): _json_value(v, properties.get(names.get(str(k).lower(), ""), {}))
+        return {names.get(str(k).lower(), k): json_value(v, properties.get(names.get(str(k).lower(), ""), {}))
                 for k, v in value.items()}
     if isinstance(value, list):
-        return [_json_value(v, schema.get("items") or {}) for v in value]
+        return [json_value(v, schema.get("items") or {}) for v in value]
     if isinstance(value, Decimal):
         return int(value) if schema.get("type") == "integer" else float(value)
     if isinstance(value, datetime):

@@ -47,7 +47,9 @@ CASES = [
     Case("not an object", (GOOD, b"[1]"), False),
     Case("text after the value", (GOOD, GOOD + b" x"), False),
     Case("whitespace around the value", (GOOD, b" " + GOOD + b"\n"), False),
-    Case("a null value", (GOOD, None), False),
+    Case("a tombstone (decoded on its own)", (GOOD, None, GOOD), True),
+    Case("a tombstone with a key that does not decode", (GOOD, None), True),
+    Case("only tombstones", (None, None), False),
     Case("a value out of range", (GOOD, b'{"AMOUNT": 1e30, "NAME": "a", "PRICE": 1}'), False),
     Case("not UTF-8", (GOOD, b'{"AMOUNT": 1, "NAME": "\xff", "PRICE": 1}'), False),
 ]
@@ -55,8 +57,9 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_a_run_decodes_as_its_records_do(case: Case):
-    rows = [row(v, offset=n) for n, v in enumerate(case.values)]
-    assert (batches._json_objects(SPEC, rows) is not None) == case.by_column
+    bad_key = b"\xff" if "not decode" in case.name else b"k"  # (a tombstone's key: not UTF-8)
+    rows = [row(v, offset=n, key=b"k" if v is not None else bad_key) for n, v in enumerate(case.values)]
+    assert (batches._together(SPEC, rows) is not None) == case.by_column
     assert batches.decode_all(SPEC, rows) == one_by_one(SPEC, rows)
 
 
@@ -75,7 +78,7 @@ TIMED = [(SerdeSpec.of({"ID": "INT", "OT": "TIMESTAMP(3)"}, timestamp="OT"),
 def test_a_run_is_timed_by_its_timestamp_column_as_its_records_are(spec: SerdeSpec, values: list[bytes]):
     """Column by column, a record whose time does not read (NULL, not a time) does not decode."""
     rows = [row(v, offset=n) for n, v in enumerate(values)]
-    assert batches._json_objects(spec, rows) is not None  # the column path takes the run
+    assert batches._together(spec, rows) is not None  # the column path takes the run
     decoded = batches.decode_all(spec, rows)
     assert decoded == one_by_one(spec, rows)
     assert decoded[1] is None and decoded[0].ts != rows[0].ts

@@ -1,0 +1,220 @@
+"""What a run of records (serde.registry_runs) does in each registry format: a schema's reader
+(framed payloads -> one list of raw field values per column) and writer (payload columns ->
+framed values), each made once per schema, or None where the schema's shape is not one a run
+takes. Fields match columns by the record path's rules (serde.registry_values)."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from confluent_kafka.schema_registry import Schema, prefix_schema_id_serializer
+from confluent_kafka.schema_registry._sync.json_schema import _resolve_named_schema
+from confluent_kafka.schema_registry.common.avro import _schema_loads, parse_schema_with_repo
+from confluent_kafka.schema_registry.common.json_schema import _json_dumps, _json_loads
+from confluent_kafka.schema_registry.common.protobuf import _create_index_array
+from confluent_kafka.schema_registry.common.serde import SchemaId
+from fastavro import schemaless_reader, schemaless_writer
+from jsonschema.validators import validator_for
+
+from streamjoin.serde.protoschema import file_message_class
+from streamjoin.serde.registry_schemas import non_null, proto_file
+from streamjoin.serde.registry_values import avro_value, json_value, proto_scalar
+
+Reader = Callable[[list[io.BytesIO]], list[list]]
+Writer = Callable[[list[list]], list[bytes]]
+
+
+@dataclass(frozen=True)
+class RunFormat:
+    """A registry format's runs: `reader(schema, runs)` and `writer(schema, runs, schema id)`,
+    `runs` the ValueRuns asking (its columns, topic, registry, client)."""
+
+    name: str
+    schema_type: str  # the framing's (SchemaId's) and the registry's name for it
+    reader: Callable[[Schema, Any], Reader | None]
+    writer: Callable[[Schema, Any, int], Writer | None]
+
+
+def resolved(field_names: list[str], column_names: list[str]) -> list[str | None] | None:
+    """The field each column reads: the same name, else the last field of that name in another
+    case, else none (NULL); None where a single column has no field (the record path reads the
+    record's one field, or the whole value, into it)."""
+    lowered = {name.lower(): name for name in field_names}
+    out = [name if name in field_names else lowered.get(name.lower()) for name in column_names]
+    return None if len(out) == 1 and out[0] is None else out
+
+
+def _framed(fmt: str, schema_id: int, indexes: list[int] | None = None) -> bytes:
+    return prefix_schema_id_serializer(b"", None, SchemaId(fmt, schema_id, None, indexes))
+
+
+def _shaped(column: list, shape: Callable[[Any, Any], Any], schema: Any, exact: type | None) -> list:
+    """`shape(value, schema)` of each value; a column all of `exact` (or None) as it is, which
+    `shape` would return unchanged."""
+    if exact is not None and set(map(type, column)) <= {exact, type(None)}:
+        return column
+    return [shape(value, schema) for value in column]
+
+
+# ---- AVRO ----------------------------------------------------------------------------------------
+
+_AVRO_EXACT = {"long": int, "int": int, "double": float, "float": float, "string": str, "boolean": bool}
+
+
+def _avro_parsed(schema: Schema) -> Any:
+    return parse_schema_with_repo(_schema_loads(schema.schema_str).schema_str, {})  # as the serializers parse
+
+
+def _avro_reader(schema: Schema, runs) -> Reader | None:
+    parsed = _avro_parsed(schema)
+    if not isinstance(parsed, dict) or parsed.get("type") != "record":
+        return None
+    names = resolved([field["name"] for field in parsed["fields"]], [n for n, _ in runs.columns])
+    if names is None:
+        return None
+
+    def read(payloads: list[io.BytesIO]) -> list[list]:
+        records = [schemaless_reader(payload, parsed, None) for payload in payloads]
+        return [[record[name] for record in records] if name else [None] * len(records) for name in names]
+    return read
+
+
+def _avro_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
+    record = non_null(json.loads(schema.schema_str))
+    columns = [n.lower() for n, _ in runs.columns]
+    if not isinstance(record, dict) or record.get("type") != "record" or (
+            len(columns) == 1 and runs.columns[0][1].name == "STRUCT" and
+            columns[0] not in {f["name"].lower() for f in record["fields"]}):
+        return None
+    sources = {name: at for at, name in enumerate(columns)}  # the last column of a name wins
+    fields = [(f["name"], sources.get(f["name"].lower()), f["type"]) for f in record["fields"]]
+    names = [name for name, _, _ in fields]
+    parsed, prefix = _avro_parsed(schema), _framed("AVRO", schema_id)
+
+    def write(payload_columns: list[list]) -> list[bytes]:
+        size = len(payload_columns[0])
+        shaped = [[None] * size if at is None else _shaped(payload_columns[at], avro_value, field_type,
+                                                           _AVRO_EXACT.get(_kind(field_type)))
+                  for _, at, field_type in fields]
+        out = []
+        for values in zip(*shaped):
+            buffer = io.BytesIO()
+            schemaless_writer(buffer, parsed, dict(zip(names, values)), strict=False, strict_allow_default=False)
+            out.append(prefix + buffer.getvalue())
+        return out
+    return write
+
+
+def _kind(field_type: Any) -> str | None:
+    """A primitive field's type name (None for any other field, a logical type, a union of several)."""
+    inner = non_null(field_type)
+    if isinstance(inner, dict) and "logicalType" not in inner:
+        inner = inner.get("type")
+    return inner if isinstance(inner, str) else None
+
+
+# ---- JSON_SR -------------------------------------------------------------------------------------
+
+_ABSENT = object()
+
+
+def _validator(schema: Schema, runs):
+    """The validator the serializers make of `schema`."""
+    parsed = _json_loads(schema.schema_str)
+    cls = validator_for(parsed)
+    cls.check_schema(parsed)
+    return parsed, cls(parsed, registry=_resolve_named_schema(schema, runs.client))
+
+
+def _json_reader(schema: Schema, runs) -> Reader:
+    _, validator = _validator(schema, runs)
+    names = [n for n, _ in runs.columns]
+
+    def read(payloads: list[io.BytesIO]) -> list[list]:
+        objects = [_json_loads(payload.read()) for payload in payloads]
+        for value in objects:
+            validator.validate(value)
+        columns = [[value.get(name, _ABSENT) for value in objects] for name in names]
+        if any(_ABSENT in column for column in columns):  # the record path matches names in any case
+            raise ValueError("a field absent or spelled in another case")
+        return columns
+    return read
+
+
+def _json_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
+    parsed, validator = _validator(schema, runs)
+    inner = non_null(parsed)
+    properties = inner.get("properties") if isinstance(inner, dict) else None
+    columns = [n for n, _ in runs.columns]
+    spelled = {p.lower(): p for p in properties or {}}
+    if properties is None or (len(columns) == 1 and runs.columns[0][1].name == "STRUCT" and
+                              columns[0].lower() not in spelled):
+        return None
+    keys = [spelled.get(name.lower(), name) for name in columns]
+    if len(set(keys)) != len(keys):
+        return None
+    schemas = [properties.get(spelled.get(name.lower(), ""), {}) for name in columns]
+    prefix = _framed("JSON", schema_id)
+
+    def write(payload_columns: list[list]) -> list[bytes]:
+        shaped = [column if set(map(type, column)) <= _JSON_EXACT else [json_value(v, s) for v in column]
+                  for column, s in zip(payload_columns, schemas)]
+        out = []
+        for values in zip(*shaped):
+            value = dict(zip(keys, values))
+            validator.validate(value)
+            out.append(prefix + _json_dumps(value).encode("utf8"))
+        return out
+    return write
+
+
+_JSON_EXACT = {str, int, float, bool, type(None)}  # values `json_value` returns as they are
+
+
+# ---- PROTOBUF ------------------------------------------------------------------------------------
+
+def _scalar_fields(cls, runs) -> list | None:
+    """The message's field each column reads or writes (None: no field), all of them scalars."""
+    by_name = {f.name.lower(): f for f in cls.DESCRIPTOR.fields}
+    fields = [by_name.get(n.lower()) for n, _ in runs.columns]
+    if len(fields) == 1 and fields[0] is None and len(by_name) == 1:
+        fields = list(by_name.values())  # one column, one field: the record path pairs them
+    if any(f is not None and (f.message_type is not None or f.is_repeated) for f in fields):
+        return None
+    return fields
+
+
+def _proto_reader(schema: Schema, runs) -> Reader | None:
+    cls = runs.message_class()
+    names = resolved([f.name for f in cls.DESCRIPTOR.fields], [n for n, _ in runs.columns])
+    if names is None or _scalar_fields(cls, runs) is None:
+        return None
+
+    def read(payloads: list[io.BytesIO]) -> list[list]:
+        messages = [cls.FromString(payload.read()) for payload in payloads]
+        return [[getattr(m, name) for m in messages] if name else [None] * len(messages) for name in names]
+    return read
+
+
+def _proto_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
+    cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), runs.writer[1])
+    fields = _scalar_fields(cls, runs)
+    if fields is None:
+        return None
+    written = [(at, f) for at, f in enumerate(fields) if f is not None]
+    names = [f.name for _, f in written]
+    prefix = _framed("PROTOBUF", schema_id, _create_index_array(cls.DESCRIPTOR))
+
+    def write(payload_columns: list[list]) -> list[bytes]:
+        shaped = [[None if v is None else proto_scalar(f, v) for v in payload_columns[at]] for at, f in written]
+        return [prefix + cls(**{n: v for n, v in zip(names, values) if v is not None}).SerializeToString()
+                for values in zip(*shaped)]
+    return write
+
+
+FORMATS = {"AVRO": RunFormat("AVRO", "AVRO", _avro_reader, _avro_writer),
+           "JSON_SR": RunFormat("JSON_SR", "JSON", _json_reader, _json_writer),
+           "PROTOBUF": RunFormat("PROTOBUF", "PROTOBUF", _proto_reader, _proto_writer)}
