@@ -3,9 +3,9 @@
 The values are those `decode` and `encode_value` give record by record, from the same per-type
 readers and writers; what goes is the interpreter's work around them (a call per record through
 the generic paths, a loop per record over the fields). Only the common case takes the column
-path: JSON object values or registry-format records (serde.registry_runs), no windowed key, no columns from the record time or headers, no
-timestamp column (except where each record's time is read from its decoded row, as `decode_all`
-does). Anything else, and any run with a record that does not decode cleanly (bad JSON, a field
+path: JSON object values or registry-format records (serde.registry_runs), no windowed key, no
+columns from the record time or headers, no timestamp column (except where each record's time is
+read from its decoded row, as `decode_all` does). Anything else, and any run with a record that does not decode cleanly (bad JSON, a field
 spelled in another case, a value of the wrong type), is decoded record by record, so errors keep
 their reasons.
 """
@@ -17,11 +17,11 @@ from operator import is_not
 from typing import Any, Mapping, Sequence
 
 from streamjoin.serde.codecs import JSON_DECODER
+from streamjoin.serde.values import ABSENT
 from streamjoin.serde.formats import (DecodedRecord, DecodeError, SerdeSpec, _codec, _event_time, decode, encode_key,
                                       encode_value)
 
 _scan = JSON_DECODER.scan_once  # what `load_json`'s raw_decode calls
-_ABSENT = object()
 
 
 def decode_all(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None]:
@@ -54,8 +54,8 @@ class DecodedColumns:
 def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None], values: Sequence[bytes | None],
                    event_times: bool = False) -> DecodedColumns | None:
     """Records given as their keys' and values' bytes, decoded column by column; None where this
-    path does not apply to all of them (a null value among them, a value that does not decode
-    cleanly...) or the spec has a timestamp column, unless the caller reads each record's time
+    path does not apply to all of them (a null value among them: `decode_all` decodes a run's
+    tombstones apart; a value that does not decode cleanly...) or the spec has a timestamp column, unless the caller reads each record's time
     from its decoded row (`event_times`)."""
     codec = _codec(spec)
     fields = codec.object_fields
@@ -94,8 +94,8 @@ def _json_columns(fields: list, values: Sequence[bytes | None]) -> list[list] | 
     columns = []
     try:
         for name, read_field, path in fields:
-            column = [value.get(name, _ABSENT) for value in objects]
-            if _ABSENT in column:  # (no JSON value equals it)
+            column = [value.get(name, ABSENT) for value in objects]
+            if ABSENT in column:  # (no JSON value equals it)
                 return None  # absent, or spelled in another case: the record path matches names
             columns.append([None if field is None else read_field(field, path) for field in column])
     except (DecodeError, RecursionError):
@@ -116,9 +116,10 @@ def _together(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None
 
 
 def _between_tombstones(spec: SerdeSpec, rows: Sequence[Any]) -> list[DecodedRecord | None] | None:
-    """`_together` of the rows with a value, each tombstone among them (a table's deletion)
-    decoded on its own; None where there are none of either (asked only when the whole run did not
-    decode together: the common run pays nothing for this)."""
+    """`_together` of the rows with a value, and each tombstone among them (a table's deletion)
+    decoded on its own; None where the run has no tombstone, or nothing else, or the other rows do
+    not decode together. Asked only once a whole run failed to, so a run without tombstones pays
+    nothing for it."""
     present = [row for row in rows if row.value is not None]
     records = _together(spec, present) if 0 < len(present) < len(rows) else None
     if records is None:

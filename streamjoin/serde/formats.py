@@ -281,11 +281,9 @@ class _Codec:
         is `object_fields`); None for one bare value and every other format."""
         if self.value_is_object(spec):
             return None, _utf8_writer(struct_columns_writer(spec.payload_columns))
-        if not (spec.wrap_single_value or len(spec.payload_columns) > 1):
+        if not spec.payload_columns or not (spec.wrap_single_value or len(spec.payload_columns) > 1):
             return None, None
-        return value_runs(spec.value_format, spec.payload_columns, spec.topic, spec.registry, spec.schemas.value_id,
-                          spec.schemas.value_name, spec.register_schemas, self.read_value, self.write_value) \
-            or (None, None)
+        return value_runs(getattr(self.read_value, "__self__", None)) or (None, None)
 
     @staticmethod
     def value_is_object(spec: SerdeSpec) -> bool:

@@ -22,6 +22,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
+from jsonschema.exceptions import SchemaError
 
 from streamjoin.dialect.types import SqlType
 from streamjoin.plan import inference
@@ -118,35 +119,65 @@ def registry_codec(fmt: str, columns: Columns, side: str, bare: bool, topic: str
                    registry: Registry | None, schema_id: int | None = None, full_name: str | None = None,
                    register: bool = False) -> tuple[Callable[[bytes], dict | None], Callable[[Sequence[Any]], bytes]]:
     """(bytes -> {column: value}, [values in column order] -> bytes) for one side in a registry
-    format. Built lazily: the registry is asked on the first record, in the task."""
+    format (`RegistryCodec`'s read and write), or in PROTOBUF_NOSR."""
     if fmt == "PROTOBUF_NOSR":
         cls = file_message_class(proto_file(columns_proto(PROTO_NOSR, columns)).SerializeToString())
         read_message = message_reader(columns, side)
         return (lambda data: read_message(_parsed(cls, data, side))), (lambda values: message_of(cls, columns, values)
                                                                       .SerializeToString())
-    if registry is None:
-        raise EncodeError("no schema registry is configured: set STREAMJOIN_SCHEMA_REGISTRY_URL, or start the "
-                          "project's own with `streamjoin registry start`")
-    state: dict[str, Any] = {}
-    read_fields = message_reader(columns, side) if fmt == "PROTOBUF" else payload_reader(columns, side)
+    codec = RegistryCodec(fmt, columns, side, bare, topic, registry, (schema_id, full_name, register))
+    return codec.read, codec.write
 
-    def read(data: bytes) -> dict | None:
-        decode = state.get("decode") or state.setdefault("decode", _decoder(fmt, registry, topic, side, full_name))
-        try:
-            payload = decode(data, _ctx(topic or "", side))
-        except (SerializationError, SchemaRegistryError, ValueError, TypeError, KeyError, IndexError, EOFError,
-                struct.error) as error:  # bytes that are not this format: a dead letter, never a failed query
-            raise DecodeError(f"{side}: not {fmt} of the registry's schema ({type(error).__name__}: {error})") from None
-        return None if payload is None else read_fields(payload)
 
-    def write(values: Sequence[Any]) -> bytes:
-        encode = state.get("encode") or state.setdefault("encode", _encoder(
-            fmt, registry, topic, side, columns, bare, schema_id, full_name, register))
+class RegistryCodec:
+    """One side's record path in a registry format: confluent-kafka's deserializer and serializer
+    of it, each built on its first use (the registry is asked on the first record, in the task)
+    and kept, with what it was built from (`reader_class`, `writer`), which runs of records
+    (serde.registry_runs) take as they are."""
+
+    def __init__(self, fmt: str, columns: Columns, side: str, bare: bool, topic: str | None,
+                 registry: Registry | None, writer: tuple[int | None, str | None, bool]) -> None:
+        if registry is None:
+            raise EncodeError("no schema registry is configured: set STREAMJOIN_SCHEMA_REGISTRY_URL, or start the "
+                              "project's own with `streamjoin registry start`")
+        self.fmt, self.columns, self.side, self.bare, self.topic = fmt, tuple(columns), side, bare, topic or ""
+        self.registry, self.schema_id, self.full_name, self.register = registry, *writer
+        self.read_fields = message_reader(columns, side) if fmt == "PROTOBUF" else payload_reader(columns, side)
+        self.decoder: tuple[Any, Any] | None = None  # (deserializer, its PROTOBUF message class)
+        self.encoder: tuple[int, Schema, Callable[[Sequence[Any]], bytes]] | None = None
+
+    def read(self, data: bytes) -> dict | None:
+        self.reader_class()  # (the deserializer, built on the first record)
         try:
-            return encode(values)
+            payload = self.decoder[0](data, _ctx(self.topic, self.side))
+        except (SerializationError, SchemaRegistryError, SchemaError, ValueError, TypeError, KeyError, IndexError,
+                EOFError, struct.error) as error:  # bytes that are not this format: a dead letter, never a failed query
+            raise DecodeError(f"{self.side}: not {self.fmt} of the registry's schema "
+                              f"({type(error).__name__}: {error})") from None
+        try:
+            return None if payload is None else self.read_fields(payload)
+        except TypeError as error:  # a field of a kind its column does not read (bytes into a STRING...)
+            raise DecodeError(f"{self.side}: {type(error).__name__}: {error}") from None
+
+    def write(self, values: Sequence[Any]) -> bytes:
+        try:
+            return self.writer()[2](values)
         except (SerializationError, SchemaRegistryError) as error:
-            raise EncodeError(f"does not fit the {fmt} schema of {subject(topic or '', side)}: {error}") from None
-    return read, write
+            raise EncodeError(f"does not fit the {self.fmt} schema of {subject(self.topic, self.side)}: "
+                              f"{error}") from None
+
+    def reader_class(self):
+        """The deserializer's PROTOBUF message class (True for the other formats), built once."""
+        if self.decoder is None:
+            self.decoder = _decoder(self.fmt, self.registry, self.topic, self.side, self.full_name)
+        return self.decoder[1]
+
+    def writer(self) -> tuple[int, Schema, Callable[[Sequence[Any]], bytes]]:
+        """(schema id, schema, values -> bytes) the serializer writes with, built once."""
+        if self.encoder is None:
+            self.encoder = _encoder(self.fmt, self.registry, self.topic, self.side, self.columns, self.bare,
+                                    self.schema_id, self.full_name, self.register)
+        return self.encoder
 
 
 PROTO_NOSR = "ConnectDefault1"
@@ -159,34 +190,29 @@ def _parsed(cls, data: bytes, side: str):
         raise DecodeError(f"{side}: not a PROTOBUF_NOSR message ({error})") from None
 
 
-def _decoder(fmt: str, registry: Registry, topic: str | None, side: str, full_name: str | None):
+def _decoder(fmt: str, registry: Registry, topic: str, side: str, full_name: str | None) -> tuple[Any, Any]:
+    """(deserializer, the message class it parses with: PROTOBUF's, True for the others)."""
     # A client per codec (per task and topic): ids a registry gives out again (a test's fixed ids)
     # are never read from another codec's cache.
     sr = new_client(registry)
     if fmt == "AVRO":
-        return AvroDeserializer(sr)
+        return AvroDeserializer(sr), True
     if fmt == "JSON_SR":
-        return JSONDeserializer(None, schema_registry_client=sr)
-    cls = subject_message_class(registry, topic, side, full_name)
-    return ProtobufDeserializer(cls, {"use.deprecated.format": False}, sr)
+        return JSONDeserializer(None, schema_registry_client=sr), True
+    _, schema = writer_schema(registry, subject(topic, side), fmt, (), False)  # the subject's latest
+    cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), full_name)
+    return ProtobufDeserializer(cls, {"use.deprecated.format": False}, sr), cls
 
 
-def subject_message_class(registry: Registry, topic: str | None, side: str, full_name: str | None):
-    """The message class a PROTOBUF reader parses with: `full_name` (default: the first message)
-    of the subject's latest schema."""
-    _, schema = writer_schema(registry, subject(topic or "", side), "PROTOBUF", (), False)
-    return file_message_class(proto_file(schema.schema_str).SerializeToString(), full_name)
-
-
-def _encoder(fmt: str, registry: Registry, topic: str | None, side: str, columns: Columns, bare: bool,
-             schema_id: int | None, full_name: str | None, register: bool) -> Callable[[Sequence[Any]], bytes]:
-    sr, ctx = new_client(registry), _ctx(topic or "", side)
-    sid, schema = writer_schema(registry, subject(topic or "", side), fmt, columns, bare, schema_id, register)
+def _encoder(fmt: str, registry: Registry, topic: str, side: str, columns: Columns, bare: bool, schema_id: int | None,
+             full_name: str | None, register: bool) -> tuple[int, Schema, Callable[[Sequence[Any]], bytes]]:
+    sr, ctx = new_client(registry), _ctx(topic, side)
+    sid, schema = writer_schema(registry, subject(topic, side), fmt, columns, bare, schema_id, register)
     conf = {"auto.register.schemas": False, "use.schema.id": sid}
     if fmt == "PROTOBUF":
         cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), full_name)
         serializer = ProtobufSerializer(cls, sr, {**conf, "use.deprecated.format": False})
-        return lambda values: serializer(message_of(cls, columns, values), ctx)
+        return sid, schema, lambda values: serializer(message_of(cls, columns, values), ctx)
     parsed = json.loads(schema.schema_str)
     if fmt == "AVRO":
         serializer = AvroSerializer(sr, schema.schema_str, conf=conf)
@@ -194,4 +220,4 @@ def _encoder(fmt: str, registry: Registry, topic: str | None, side: str, columns
     else:
         serializer = JSONSerializer(schema.schema_str, sr, conf=conf)
         shape = json_shaper(parsed, columns)
-    return lambda values: serializer(shape(values), ctx)
+    return sid, schema, lambda values: serializer(shape(values), ctx)

@@ -22,6 +22,7 @@ from jsonschema.validators import validator_for
 from streamjoin.serde.protoschema import file_message_class
 from streamjoin.serde.registry_schemas import non_null, proto_file
 from streamjoin.serde.registry_values import avro_value, json_value, proto_scalar
+from streamjoin.serde.values import ABSENT
 
 Reader = Callable[[list[io.BytesIO]], list[list]]
 Writer = Callable[[list[list]], list[bytes]]
@@ -30,12 +31,13 @@ Writer = Callable[[list[list]], list[bytes]]
 @dataclass(frozen=True)
 class RunFormat:
     """A registry format's runs: `reader(schema, runs)` and `writer(schema, runs, schema id)`,
-    `runs` the ValueRuns asking (its columns, topic, registry, client)."""
+    `runs` the ValueRuns asking (its columns, its record path's `codec`, its registry client)."""
 
     name: str
     schema_type: str  # the framing's (SchemaId's) and the registry's name for it
     reader: Callable[[Schema, Any], Reader | None]
     writer: Callable[[Schema, Any, int], Writer | None]
+    shortest: int = 0  # bytes of the shortest value the deserializer takes
 
 
 def resolved(field_names: list[str], column_names: list[str]) -> list[str | None] | None:
@@ -118,7 +120,7 @@ def _kind(field_type: Any) -> str | None:
 
 # ---- JSON_SR -------------------------------------------------------------------------------------
 
-_ABSENT = object()
+_JSON_EXACT = {str, int, float, bool, type(None)}  # values `json_value` returns as they are
 
 
 def _validator(schema: Schema, runs):
@@ -126,7 +128,7 @@ def _validator(schema: Schema, runs):
     parsed = _json_loads(schema.schema_str)
     cls = validator_for(parsed)
     cls.check_schema(parsed)
-    return parsed, cls(parsed, registry=_resolve_named_schema(schema, runs.client))
+    return parsed, cls(parsed, registry=_resolve_named_schema(schema, runs.registry_client()))
 
 
 def _json_reader(schema: Schema, runs) -> Reader:
@@ -137,8 +139,8 @@ def _json_reader(schema: Schema, runs) -> Reader:
         objects = [_json_loads(payload.read()) for payload in payloads]
         for value in objects:
             validator.validate(value)
-        columns = [[value.get(name, _ABSENT) for value in objects] for name in names]
-        if any(_ABSENT in column for column in columns):  # the record path matches names in any case
+        columns = [[value.get(name, ABSENT) for value in objects] for name in names]
+        if any(ABSENT in column for column in columns):  # the record path matches names in any case
             raise ValueError("a field absent or spelled in another case")
         return columns
     return read
@@ -171,9 +173,6 @@ def _json_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
     return write
 
 
-_JSON_EXACT = {str, int, float, bool, type(None)}  # values `json_value` returns as they are
-
-
 # ---- PROTOBUF ------------------------------------------------------------------------------------
 
 def _scalar_fields(cls, runs) -> list | None:
@@ -188,19 +187,23 @@ def _scalar_fields(cls, runs) -> list | None:
 
 
 def _proto_reader(schema: Schema, runs) -> Reader | None:
-    cls = runs.message_class()
+    cls = runs.codec.reader_class()  # the class the deserializer parses with
     names = resolved([f.name for f in cls.DESCRIPTOR.fields], [n for n, _ in runs.columns])
     if names is None or _scalar_fields(cls, runs) is None:
         return None
 
+    decimals = [t.name == "DECIMAL" for _, t in runs.columns]  # "" is NULL (registry_values.blank_decimals)
+
     def read(payloads: list[io.BytesIO]) -> list[list]:
         messages = [cls.FromString(payload.read()) for payload in payloads]
-        return [[getattr(m, name) for m in messages] if name else [None] * len(messages) for name in names]
+        columns = [[getattr(m, name) for m in messages] if name else [None] * len(messages) for name in names]
+        return [[None if v == "" else v for v in column] if decimal else column
+                for column, decimal in zip(columns, decimals)]
     return read
 
 
 def _proto_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
-    cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), runs.writer[1])
+    cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), runs.codec.full_name)  # the serializer's
     fields = _scalar_fields(cls, runs)
     if fields is None:
         return None
@@ -215,6 +218,6 @@ def _proto_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
     return write
 
 
-FORMATS = {"AVRO": RunFormat("AVRO", "AVRO", _avro_reader, _avro_writer),
+FORMATS = {"AVRO": RunFormat("AVRO", "AVRO", _avro_reader, _avro_writer, shortest=6),
            "JSON_SR": RunFormat("JSON_SR", "JSON", _json_reader, _json_writer),
            "PROTOBUF": RunFormat("PROTOBUF", "PROTOBUF", _proto_reader, _proto_writer)}

@@ -6,30 +6,31 @@ the schema's caches, a look for data-contract rules, the framing. A run does tha
 per schema id, then calls what the serializers call, record by record: the library's framing,
 fastavro's schemaless reader and writer, the protobuf message's parser and serializer, the JSON
 parser, the schema's validator and the JSON writer. Columns are read and shaped a column at a
-time (serde.batches). The first record of each schema id goes through the serializer itself,
-so the run takes a schema id only once the record path has accepted it.
+time (serde.batches). A run writes with the schema the record path's serializer writes with, and
+reads PROTOBUF with the message class its deserializer parses with (`RegistryCodec`); the first
+record of each schema id goes through the deserializer itself, so a run takes a schema id only
+once the record path has accepted it.
 
 A run is not taken where it could differ from the record path: a schema with rules or
 references, a value framed with a schema GUID, a record that does not decode or validate, a
 JSON field spelled in another case than its column, a PROTOBUF message field or repeated field
-among the columns. The record path then decodes each record, and says why one fails.
+among the columns. The record path then decodes each record, and says why one fails; a run that
+cannot be written raises an EncodeError, and its caller writes its rows one by one.
 """
 
 from __future__ import annotations
 
 import io
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from confluent_kafka.schema_registry import Schema, prefix_schema_id_deserializer
 from confluent_kafka.schema_registry.common.serde import SchemaId
 
-from streamjoin.dialect.types import SqlType
-from streamjoin.serde.registry_codecs import Registry, new_client, subject, subject_message_class, writer_schema
+from streamjoin.serde.registry_codecs import RegistryCodec, new_client
 from streamjoin.serde.registry_formats import FORMATS, RunFormat
 from streamjoin.serde.registry_values import plain
 from streamjoin.serde.values import EncodeError, field_readers
 
-Columns = Sequence[tuple[str, SqlType]]
 ReadRun = Callable[[list[bytes]], "list[list] | None"]
 WriteRun = Callable[[list[list]], list[bytes]]
 
@@ -37,16 +38,12 @@ _UNSET = object()
 _PLAIN = frozenset((int, float, str, bool, type(None)))  # values `plain` returns as they are
 
 
-def value_runs(fmt: str, columns: Columns, topic: str | None, registry: Registry | None, schema_id: int | None,
-               full_name: str | None, register: bool, read_one: Callable[[bytes], Any],
-               write_one: Callable[[Sequence[Any]], bytes]) -> tuple[ReadRun, WriteRun] | None:
-    """(read a run of values into payload columns or None, write payload columns) for a value side
-    of `columns` in registry format `fmt`; None where runs do not apply (one bare value, another
-    format). `read_one` / `write_one` are the record path's."""
-    if fmt not in FORMATS or registry is None:
+def value_runs(codec: Any) -> tuple[ReadRun, WriteRun] | None:
+    """(read a run of values into payload columns or None, write payload columns) for a value
+    side whose record path is `codec`; None where it is no registry format's `RegistryCodec`."""
+    if not isinstance(codec, RegistryCodec) or codec.fmt not in FORMATS:
         return None
-    runs = ValueRuns(FORMATS[fmt], columns, topic or "", registry, (schema_id, full_name, register), read_one,
-                     write_one)
+    runs = ValueRuns(FORMATS[codec.fmt], codec)
     return runs.read, runs.write
 
 
@@ -54,10 +51,8 @@ class ValueRuns:
     """One value side's runs: plans per schema id (reading) and for the writer's schema (writing),
     each made on first use, in the task."""
 
-    def __init__(self, fmt: RunFormat, columns: Columns, topic: str, registry: Registry,
-                 writer: tuple[int | None, str | None, bool], read_one, write_one) -> None:
-        self.fmt, self.columns, self.topic, self.registry, self.writer = fmt, tuple(columns), topic, registry, writer
-        self.read_one, self.write_one = read_one, write_one
+    def __init__(self, fmt: RunFormat, codec: RegistryCodec) -> None:
+        self.fmt, self.codec, self.columns = fmt, codec, codec.columns
         self.fields = field_readers(self.columns, "value")
         self.read_plans: dict[tuple, Any] = {}
         self.write_plan: Any = _UNSET
@@ -66,8 +61,7 @@ class ValueRuns:
     # ---- reading ----------------------------------------------------------------------------------
 
     def read(self, datas: list[bytes]) -> list[list] | None:
-        """The payload columns of a run of values, or None where the record path decodes them
-        (a value framed with a schema GUID has no id: the registry is asked for None, and fails)."""
+        """The payload columns of a run of values, or None where the record path decodes them."""
         try:
             frames = [self._frame(data) for data in datas]
         except Exception:  # noqa: BLE001 - a null value, a value not framed: the record path says why
@@ -88,18 +82,23 @@ class ValueRuns:
         return out
 
     def _frame(self, data: bytes) -> tuple[tuple, io.BytesIO]:
+        if len(data) < self.fmt.shortest:
+            raise ValueError("shorter than the framing and a payload")
         schema_id = SchemaId(self.fmt.schema_type)
         payload = prefix_schema_id_deserializer(data, None, schema_id)
+        if schema_id.id is None:
+            raise ValueError("framed with a schema GUID")
         return (schema_id.id, tuple(schema_id.message_indexes or ())), payload
 
     def _group(self, key: tuple, payloads: list[io.BytesIO], first: bytes) -> list[list] | None:
         plan = self.read_plans.get(key, _UNSET)
         if plan is _UNSET:
             try:
-                self.read_one(first)  # the serializer takes this schema id (and message indexes)
-            except Exception:  # noqa: BLE001 - whatever it is, the record path says it
-                return None  # not cached: the next run asks again
-            plan = self.read_plans[key] = self._plan(self.fmt.reader, self._schema(key[0]))
+                self.codec.read(first)  # the deserializer takes this schema id (and message indexes)
+                plan = self._plan(self.fmt.reader, self._schema(key[0]))
+            except Exception:  # noqa: BLE001 - not cached: the record path says what it is, the next run asks again
+                return None
+            self.read_plans[key] = plan
         if plan is None:
             return None
         try:
@@ -119,38 +118,30 @@ class ValueRuns:
     # ---- writing ----------------------------------------------------------------------------------
 
     def write(self, columns: list[list]) -> list[bytes]:
-        """The values of rows given as payload columns (raises what the record path raises, or an
-        EncodeError, for a row that cannot be written)."""
-        if self.write_plan is _UNSET and columns and columns[0]:
-            self.write_one([column[0] for column in columns])  # the serializer takes the writer's schema
-            schema_id, full_name, register = self.writer
-            sid, schema = writer_schema(self.registry, subject(self.topic, "value"), self.fmt.name, self.columns,
-                                        False, schema_id, register)
-            self.write_plan = self._plan(lambda s, runs: self.fmt.writer(s, runs, sid), schema)
-        if self.write_plan in (None, _UNSET):
-            return [self.write_one(values) for values in zip(*columns)]
+        """The values of rows given as payload columns; an EncodeError where one cannot be written
+        (or where this path fails in any way: the caller writes the rows one by one)."""
         try:
+            if self.write_plan is _UNSET:
+                sid, schema, _ = self.codec.writer()  # the schema the serializer writes with
+                self.write_plan = self._plan(lambda s, runs: self.fmt.writer(s, runs, sid), schema)
+            if self.write_plan is None:
+                return [self.codec.write(values) for values in zip(*columns)]
             return self.write_plan(columns)
-        except (EncodeError, TypeError, ValueError, ArithmeticError):
-            raise
-        except Exception as error:  # noqa: BLE001 - fastavro's and jsonschema's own errors
-            raise EncodeError(f"cannot encode ({type(error).__name__}: {error})") from None
+        except Exception as error:  # noqa: BLE001 - fastavro's, jsonschema's and protobuf's own errors too
+            raise EncodeError(f"value: cannot encode ({type(error).__name__}: {error})") from None
 
     # ---- plans ------------------------------------------------------------------------------------
 
     def _schema(self, schema_id: int) -> Schema:
+        return self.registry_client().get_schema(schema_id)
+
+    def registry_client(self):
         if self.client is None:
-            self.client = new_client(self.registry)
-        return self.client.get_schema(schema_id)
+            self.client = new_client(self.codec.registry)
+        return self.client
 
     def _plan(self, make, schema: Schema):
         """`make(schema, self)`, or None for a schema runs do not take."""
         if schema.rule_set is not None or schema.references:
             return None
-        if self.client is None:
-            self.client = new_client(self.registry)
         return make(schema, self)
-
-    def message_class(self):
-        """The PROTOBUF message class the record path's deserializer parses with."""
-        return subject_message_class(self.registry, self.topic, "value", self.writer[1])

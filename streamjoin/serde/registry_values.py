@@ -52,8 +52,21 @@ def plain(value: Any) -> Any:
 
 
 def message_reader(columns: Columns, side: str) -> Callable[[Any], dict]:
-    read = payload_reader(columns, side)
-    return lambda message: read(_message_dict(message))
+    read, blank = payload_reader(columns, side), blank_decimals(columns)
+    return lambda message: read(blank(_message_dict(message)))
+
+
+def blank_decimals(columns: Columns) -> Callable[[dict], dict]:
+    """A message's fields with a DECIMAL column's "" as NULL: a DECIMAL is a string field, and
+    proto3 writes a NULL one as the empty string, which is no number."""
+    decimals = {name.lower() for name, t in columns if t.name == "DECIMAL"}
+
+    def blank(fields: dict) -> dict:
+        for name, value in fields.items():
+            if value == "" and name.lower() in decimals:
+                fields[name] = None
+        return fields
+    return blank if decimals else (lambda fields: fields)
 
 
 def _message_dict(message) -> dict:
@@ -99,13 +112,23 @@ def _fill(message, row: dict) -> None:
                     _fill(target[k], v)
                 else:
                     target[proto_scalar(inner.fields_by_name["key"], k)] = proto_scalar(value_field, v)
-        elif field.is_repeated:
+        elif field.is_repeated:  # (a NULL element: the element's default, as proto3 has no null)
             for v in value:
-                _fill(target.add(), v) if inner is not None else target.append(proto_scalar(field, v))
+                if inner is not None:
+                    _fill(target.add(), v or {})
+                else:
+                    target.append(proto_scalar(field, v) if v is not None else _zero(field))
         elif inner is not None:
             _fill(target, value)
         else:
             setattr(message, field.name, proto_scalar(field, value))
+
+
+def _zero(field) -> Any:
+    """A scalar field's proto3 default (a repeated field's `default_value` is its empty list)."""
+    if field.cpp_type == field.CPPTYPE_STRING:
+        return b"" if field.type == field.TYPE_BYTES else ""
+    return False if field.cpp_type == field.CPPTYPE_BOOL else 0
 
 
 def proto_scalar(field, value: Any) -> Any:

@@ -275,8 +275,8 @@ def struct_reader(fields: tuple[tuple[str, SqlType], ...], t: SqlType | None = N
         out = {}
         lowered = None  # built only when a name is not spelled exactly as declared
         for name, low, read_field, field_path in readers:
-            field = raw.get(name, _ABSENT)
-            if field is _ABSENT:
+            field = raw.get(name, ABSENT)
+            if field is ABSENT:
                 if lowered is None:
                     lowered = {str(k).lower(): v for k, v in raw.items()}
                 field = lowered.get(low)
@@ -285,7 +285,7 @@ def struct_reader(fields: tuple[tuple[str, SqlType], ...], t: SqlType | None = N
     return read
 
 
-_ABSENT = object()
+ABSENT = object()  # a field a JSON object lacks (no JSON value is it)
 
 
 def field_readers(fields: tuple[tuple[str, SqlType], ...], path: str | None) -> list[tuple[str, Reader, str | None]]:

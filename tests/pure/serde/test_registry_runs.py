@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka.schema_registry import Rule, RuleKind, RuleMode, RuleSet, Schema, SchemaReference
 
 from streamjoin.dialect.types import parse_type
-from streamjoin.serde.registry_codecs import Registry
+from streamjoin.serde.registry_codecs import Registry, RegistryCodec
 from streamjoin.serde.registry_formats import FORMATS, resolved
 from streamjoin.serde.registry_runs import ValueRuns
 
@@ -49,7 +49,8 @@ RULES = RuleSet(None, [Rule("r", None, RuleKind.CONDITION, RuleMode.WRITE, "CEL"
                                     Schema('"long"', "AVRO", [SchemaReference("Other", "other-value", 1)])],
                          ids=["rules", "references"])
 def test_a_schema_with_rules_or_references_keeps_the_record_path(schema: Schema):
-    runs = ValueRuns(FORMATS["AVRO"], [("N", parse_type("BIGINT"))], "t", Registry("http://nowhere.invalid"), (None, None, False),
-                     None, None)
+    codec = RegistryCodec("AVRO", [("N", parse_type("BIGINT"))], "value", False, "t",
+                          Registry("http://nowhere.invalid"), (None, None, False))  # (asks nothing when made)
+    runs = ValueRuns(FORMATS["AVRO"], codec)
     made = []
     assert runs._plan(lambda s, r: made.append(s), schema) is None and not made

@@ -64,6 +64,16 @@ def test_protobuf_nosr_round_trips_without_a_registry_and_null_reads_as_the_defa
     assert (nulls["NAME"], nulls["PRICE"], nulls["OK"], nulls["TAGS"]) == ("", 0.0, False, [])
 
 
+def test_protobuf_null_decimals_and_null_elements_read_back_as_proto3_writes_them():
+    """A NULL DECIMAL (a string field, written as "") reads back NULL; a NULL element of an array
+    is written as the element's default (proto3 has no null), never as the text "None"."""
+    spec = SerdeSpec.of({"ID": "BIGINT", "P": "DECIMAL(4,2)", "TAGS": "ARRAY<STRING>", "NS": "ARRAY<INT>",
+                         "AS": "ARRAY<STRUCT<CITY STRING>>"}, key=["ID"], value_format="PROTOBUF_NOSR")
+    row = {"P": None, "TAGS": ["a", None], "NS": [None, 2], "AS": [None, {"CITY": "c"}]}
+    assert decode(spec, None, encode_value(spec, row), 0).value == \
+        {"P": None, "TAGS": ["a", ""], "NS": [0, 2], "AS": [{"CITY": ""}, {"CITY": "c"}]}
+
+
 def test_bytes_that_are_no_protobuf_message_are_a_decode_error_with_the_reason():
     spec = SerdeSpec.of({"ID": "BIGINT", "NAME": "STRING"}, key=["ID"], value_format="PROTOBUF_NOSR")
     with pytest.raises(DecodeError, match="not a PROTOBUF_NOSR message"):
