@@ -23,6 +23,7 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSe
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 from jsonschema.exceptions import SchemaError
+from referencing.exceptions import Unresolvable
 
 from streamjoin.dialect.types import SqlType
 from streamjoin.plan import inference
@@ -150,8 +151,8 @@ class RegistryCodec:
         self.reader_class()  # (the deserializer, built on the first record)
         try:
             payload = self.decoder[0](data, _ctx(self.topic, self.side))
-        except (SerializationError, SchemaRegistryError, SchemaError, ValueError, TypeError, KeyError, IndexError,
-                EOFError, struct.error) as error:  # bytes that are not this format: a dead letter, never a failed query
+        except (SerializationError, SchemaRegistryError, SchemaError, Unresolvable, ValueError, TypeError, KeyError,
+                IndexError, EOFError, struct.error) as error:  # not this format: a dead letter, never a failed query
             raise DecodeError(f"{self.side}: not {self.fmt} of the registry's schema "
                               f"({type(error).__name__}: {error})") from None
         try:
@@ -160,8 +161,9 @@ class RegistryCodec:
             raise DecodeError(f"{self.side}: {type(error).__name__}: {error}") from None
 
     def write(self, values: Sequence[Any]) -> bytes:
+        encode = self.writer()[2]  # (a registry that cannot give the writer's schema fails the query)
         try:
-            return self.writer()[2](values)
+            return encode(values)
         except (SerializationError, SchemaRegistryError) as error:
             raise EncodeError(f"does not fit the {self.fmt} schema of {subject(self.topic, self.side)}: "
                               f"{error}") from None

@@ -120,9 +120,12 @@ class ValueRuns:
     def write(self, columns: list[list]) -> list[bytes]:
         """The values of rows given as payload columns; an EncodeError where one cannot be written
         (or where this path fails in any way: the caller writes the rows one by one)."""
+        if not columns[0]:
+            return []
         try:
             if self.write_plan is _UNSET:
-                sid, schema, _ = self.codec.writer()  # the schema the serializer writes with
+                self.codec.write([column[0] for column in columns])  # the serializer takes a row of this writer
+                sid, schema, _ = self.codec.writer()  # and its schema is the one runs write with
                 self.write_plan = self._plan(lambda s, runs: self.fmt.writer(s, runs, sid), schema)
             if self.write_plan is None:
                 return [self.codec.write(values) for values in zip(*columns)]

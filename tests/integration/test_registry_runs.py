@@ -12,12 +12,13 @@ from datetime import datetime, timezone
 from decimal import Decimal
 
 import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryError
 
+from streamjoin.dialect.formats import SchemaRefs
 from streamjoin.runtime.contract import InputRow
 from streamjoin.serde import batches
 from streamjoin.serde.formats import DecodeError, SerdeSpec, _codec, decode, encode_value
 from streamjoin.serde.registry_codecs import new_client
-from confluent_kafka.schema_registry import Schema
 
 pytestmark = pytest.mark.integration
 FORMATS = ["AVRO", "PROTOBUF", "JSON_SR"]
@@ -229,3 +230,36 @@ def test_protobuf_runs_parse_with_the_class_the_deserializer_parses_with(schema_
     inputs = _inputs(new)
     decoded = batches.decode_all(reader, inputs)
     assert decoded == _decoded_one_by_one(reader, inputs) and {r.value["X"] for r in decoded} == {None}
+
+
+def test_a_run_writes_only_rows_the_serializer_writes(schema_registry):
+    """A message the serializer cannot write (a nested one named by VALUE_SCHEMA_FULL_NAME): the
+    run writes nothing either, and row by row says why."""
+    topic = f"r{uuid.uuid4().hex[:8]}"
+    proto = ('syntax = "proto3"; package p; message A { int64 X = 1; } '
+             'message B { string S = 1; int64 N = 2; message C { string S = 1; int64 N = 2; } }')
+    new_client(schema_registry).register_schema(f"{topic}-value", Schema(proto, "PROTOBUF"))
+    spec = _spec("PROTOBUF", {"ID": "STRING", "S": "STRING", "N": "BIGINT"}, topic, schemas=SchemaRefs(value_name="p.B.C"))
+    rows = [{"S": "a", "N": 1}, {"S": "b", "N": 2}]
+    with pytest.raises(LookupError):
+        encode_value(spec, rows[0])
+    with pytest.raises(ValueError):
+        batches.encode_values(spec, rows)
+
+
+def test_a_registry_that_cannot_give_the_writers_schema_fails_the_write(schema_registry):
+    """Not a dead letter per row: the query fails and Spark retries the batch."""
+    spec = _spec("AVRO", SCALARS, schemas=SchemaRefs(value_id=987654))
+    with pytest.raises(SchemaRegistryError):
+        encode_value(spec, _rows(9, SCALARS, count=1)[0])
+
+
+def test_a_json_schema_whose_reference_does_not_resolve_is_a_dead_letter(schema_registry):
+    topic = f"r{uuid.uuid4().hex[:8]}"
+    dangling = '{"type": "object", "properties": {"N": {"$ref": "#/definitions/missing"}}}'
+    schema_id = new_client(schema_registry).register_schema(f"{topic}-value", Schema(dangling, "JSON"))
+    spec = _spec("JSON_SR", {"ID": "STRING", "N": "BIGINT"}, topic)
+    value = b"\x00" + schema_id.to_bytes(4, "big") + b'{"N": 1}'
+    with pytest.raises(DecodeError, match="Unresolvable|PointerToNowhere|missing"):
+        decode(spec, b"k", value, 0)
+    assert batches.decode_all(spec, _inputs([value, value])) == [None, None]
