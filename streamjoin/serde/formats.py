@@ -236,9 +236,9 @@ class _Codec:
         self.read_value, self.write_value = self._side(
             spec.value_format, spec.payload_columns, "value", bare_single=not spec.wrap_single_value)
         self.write_row = self._row_writer(spec)
-        # A JSON object value: its fields' readers and a writer of many rows given as columns, for
-        # runs of records a column at a time (`streamjoin.serde.batches`); None for every other
-        # value format.
+        # Runs of records a column at a time (`streamjoin.serde.batches`): a JSON object value's
+        # fields' readers (None for every other value format), and the value side's readers and
+        # writers of columns (`_columns`).
         self.object_fields = field_readers(spec.payload_columns, "value") if self.value_is_object(spec) else None
         self.read_columns, self.write_columns = self._columns(spec)
         # Where each value column comes from, and whether any is not read from the payload (else

@@ -148,9 +148,9 @@ class RegistryCodec:
         self.encoder: tuple[int, Schema, Callable[[Sequence[Any]], bytes]] | None = None
 
     def read(self, data: bytes) -> dict | None:
-        self.reader_class()  # (the deserializer, built on the first record)
+        deserializer = self._decoding()[0]
         try:
-            payload = self.decoder[0](data, _ctx(self.topic, self.side))
+            payload = deserializer(data, _ctx(self.topic, self.side))
         except (SerializationError, SchemaRegistryError, SchemaError, Unresolvable, ValueError, TypeError, KeyError,
                 IndexError, EOFError, struct.error) as error:  # not this format: a dead letter, never a failed query
             raise DecodeError(f"{self.side}: not {self.fmt} of the registry's schema "
@@ -169,10 +169,13 @@ class RegistryCodec:
                               f"{error}") from None
 
     def reader_class(self):
-        """The deserializer's PROTOBUF message class (True for the other formats), built once."""
-        if self.decoder is None:
+        """The message class the PROTOBUF deserializer parses with."""
+        return self._decoding()[1]
+
+    def _decoding(self) -> tuple[Any, Any]:
+        if self.decoder is None:  # built on the first record
             self.decoder = _decoder(self.fmt, self.registry, self.topic, self.side, self.full_name)
-        return self.decoder[1]
+        return self.decoder
 
     def writer(self) -> tuple[int, Schema, Callable[[Sequence[Any]], bytes]]:
         """(schema id, schema, values -> bytes) the serializer writes with, built once."""
@@ -193,14 +196,14 @@ def _parsed(cls, data: bytes, side: str):
 
 
 def _decoder(fmt: str, registry: Registry, topic: str, side: str, full_name: str | None) -> tuple[Any, Any]:
-    """(deserializer, the message class it parses with: PROTOBUF's, True for the others)."""
+    """(deserializer, the message class it parses with: PROTOBUF's, None for the others)."""
     # A client per codec (per task and topic): ids a registry gives out again (a test's fixed ids)
     # are never read from another codec's cache.
     sr = new_client(registry)
     if fmt == "AVRO":
-        return AvroDeserializer(sr), True
+        return AvroDeserializer(sr), None
     if fmt == "JSON_SR":
-        return JSONDeserializer(None, schema_registry_client=sr), True
+        return JSONDeserializer(None, schema_registry_client=sr), None
     _, schema = writer_schema(registry, subject(topic, side), fmt, (), False)  # the subject's latest
     cls = file_message_class(proto_file(schema.schema_str).SerializeToString(), full_name)
     return ProtobufDeserializer(cls, {"use.deprecated.format": False}, sr), cls
