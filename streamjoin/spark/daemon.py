@@ -13,6 +13,9 @@ zip directory when its first task adds Spark's files to the path (`importlib.inv
 Only modules that start no thread may be imported before a fork (the child would lack the
 thread, and any lock it held would stay held): pandas, pyarrow and numpy start native threads
 when imported, so nothing here imports them (`tests/pure/spark/test_light_imports.py`).
+
+The daemon also gives pyspark's transformWithStateInPandas serializer the column-wise grouping
+of its input (`grouped_rows`), for every worker it forks.
 """
 
 import sys
@@ -22,6 +25,7 @@ import streamjoin.runtime.compiler  # noqa: F401  (the runtime factory's modules
 import streamjoin.spark.adapter  # noqa: F401  (the stateful processor: pyspark's pure-Python parts)
 import streamjoin.spark.paged_state  # noqa: F401
 from pyspark.daemon import manager
+from streamjoin.spark import grouped_rows
 
 
 def drop_unused_jars() -> None:
@@ -34,4 +38,5 @@ def drop_unused_jars() -> None:
 
 if __name__ == "__main__":
     drop_unused_jars()
+    grouped_rows.install()
     manager()
