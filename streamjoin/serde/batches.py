@@ -3,7 +3,8 @@
 The values are those `decode` and `encode_value` give record by record, from the same per-type
 readers and writers; what goes is the interpreter's work around them (a call per record through
 the generic paths, a loop per record over the fields). Only the common case takes the column
-path: JSON object values or registry-format records (serde.registry_runs), no windowed key, no
+path: JSON object values or registry-format records and keys (serde.registry_runs: whole values
+too, where a side is one column not wrapped in a record), no windowed key, no
 columns from the record time or headers, no timestamp column (except where each record's time is
 read from its decoded row, as `decode_all` does). Anything else, and any run with a record that does not decode cleanly (bad JSON, a field
 spelled in another case, a value of the wrong type), is decoded record by record, so errors keep
@@ -17,7 +18,7 @@ from operator import is_not
 from typing import Any, Mapping, Sequence
 
 from streamjoin.serde.codecs import JSON_DECODER
-from streamjoin.serde.values import ABSENT
+from streamjoin.serde.values import ABSENT, EncodeError, hashable
 from streamjoin.serde.formats import (DecodedRecord, DecodeError, SerdeSpec, _codec, _event_time, decode, encode_key,
                                       encode_value)
 
@@ -71,11 +72,28 @@ def decode_columns(spec: SerdeSpec, keys: Sequence[bytes | None], values: Sequen
         elif _text_key(spec):  # `read_key` of a KAFKA STRING key, without its three calls a key
             read = [None if key is None else (key.decode("utf-8"),) for key in keys]
         else:
-            read_key = codec.read_key
-            read = [None if key is None else read_key(key) for key in keys]
+            read = _registry_keys(codec, keys) if codec.read_key_columns is not None else None
+            if read is None:
+                read_key = codec.read_key
+                read = [None if key is None else read_key(key) for key in keys]
     except (DecodeError, RecursionError, UnicodeDecodeError):
         return None
     return DecodedColumns(read, [name for name, _ in spec.payload_columns], columns)
+
+
+def _registry_keys(codec, keys: Sequence[bytes | None]) -> list | None:
+    """`read_key` of each key in a registry format, the present ones read as a run (None where
+    the run is not taken: the caller reads each key on its own)."""
+    present = [key for key in keys if key is not None]
+    columns = codec.read_key_columns(present) if present else []
+    if columns is None:
+        return None
+    key_of = codec.key_of
+    read = [key_of(parts) for parts in zip(*columns)]
+    if codec.nested_key:
+        read = [None if key is None else tuple(map(hashable, key)) for key in read]
+    taken = iter(read)
+    return [None if key is None else next(taken) for key in keys]
 
 
 def _json_columns(fields: list, values: Sequence[bytes | None]) -> list[list] | None:
@@ -144,12 +162,35 @@ def _timed(spec: SerdeSpec, codec, record: DecodedRecord) -> DecodedRecord | Non
 
 def encode_keys(spec: SerdeSpec, keys: list) -> list[bytes | None]:
     """`encode_key` of each key; raises what the first key that cannot be encoded raises."""
+    codec = _codec(spec)
+    if spec.window is None and codec.write_key_columns is not None:
+        return _registry_key_bytes(spec, codec, keys)
     if spec.window is None and len(spec.key_columns) == 1 and spec.key_format != "NONE" and _one_part_keys(keys):
-        write_key = _codec(spec).write_key
+        write_key = codec.write_key
         if _text_key(spec):  # a str written inline (`write_key` of a KAFKA STRING key, without its calls)
             return [None if key is None or (part := key[0]) is None else part.encode("utf-8") if type(part) is str
                     else write_key(key) for key in keys]
         return [None if key is None or key[0] is None else write_key(key) for key in keys]
+    return [encode_key(spec, key) for key in keys]
+
+
+def _registry_key_bytes(spec: SerdeSpec, codec, keys: list) -> list[bytes | None]:
+    """`encode_key` of each key in a registry format, the keys with a part written as a run (one
+    by one where the run cannot write them, so the first that cannot be says why)."""
+    size = len(spec.key_columns)
+    present = [at for at, key in enumerate(keys) if key is not None]
+    parts = [keys[at] for at in present]
+    if set(map(type, parts)) <= {tuple} and set(map(len, parts)) <= {size}:
+        written = [at for at, key in zip(present, parts) if codec.key_of(key) is not None]
+        try:
+            encoded = codec.write_key_columns([list(c) for c in zip(*(keys[at] for at in written))] or [[]] * size)
+        except EncodeError:
+            pass
+        else:
+            out: list[bytes | None] = [None] * len(keys)
+            for at, data in zip(written, encoded):
+                out[at] = data
+            return out
     return [encode_key(spec, key) for key in keys]
 
 

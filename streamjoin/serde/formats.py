@@ -44,7 +44,7 @@ from streamjoin.serde.values import (
     struct_writer,
 )
 from streamjoin.serde.registry_codecs import Registry, configured, registry_codec
-from streamjoin.serde.registry_runs import value_runs
+from streamjoin.serde.registry_runs import side_runs
 from streamjoin.dialect.formats import (
     CHANGELOG_FORMATS,
     READ_METADATA,
@@ -219,14 +219,11 @@ class _Codec:
         else:
             def read_key_tuple(data: bytes) -> tuple | None:
                 row = read_key(data)
-                if row is None:  # JSON `null`: a null key
-                    return None
-                if len(key_names) == 1:
-                    part = row[key_names[0]]
-                    return None if part is None else (part,)
-                key = tuple(row[n] for n in key_names)
-                return None if all(part is None for part in key) else key  # JSON `null`: a null key
-        if any(t.is_nested or t.name == "ANY" for _, t in spec.key_columns):  # ARRAY, MAP, STRUCT keys: stores hash them
+                # JSON `null`, or no part: a null key
+                return None if row is None else self.key_of(tuple(row[n] for n in key_names))
+        # ARRAY, MAP, STRUCT keys: stores hash them
+        self.nested_key = any(t.is_nested or t.name == "ANY" for _, t in spec.key_columns)
+        if self.nested_key:
             def read_nested_key(data: bytes, read=read_key_tuple) -> tuple | None:
                 key = read(data)
                 return None if key is None else tuple(hashable(part) for part in key)
@@ -241,6 +238,8 @@ class _Codec:
         # writers of columns (`_columns`).
         self.object_fields = field_readers(spec.payload_columns, "value") if self.value_is_object(spec) else None
         self.read_columns, self.write_columns = self._columns(spec)
+        # A registry format's key side a run at a time: its key columns from keys' bytes, and back.
+        self.read_key_columns, self.write_key_columns = side_runs(getattr(read_key, "__self__", None)) or (None, None)
         # Where each value column comes from, and whether any is not read from the payload (else
         # the payload dict is the value as is): (name, source), source one of _PAYLOAD,
         # _TS_TIMESTAMP, _TS_MILLIS, or (_HEADER, key, struct field names) with key None (and
@@ -257,6 +256,13 @@ class _Codec:
         self.key_reads = bool(spec.key_columns) and spec.key_format != "NONE" and self.change is None
         self.ts_in_key = spec.timestamp_column is not None and spec.timestamp_column in key_names
         self.ts_key_index = key_names.index(spec.timestamp_column) if self.ts_in_key else -1
+
+    def key_of(self, parts: tuple) -> tuple | None:
+        """A key tuple from its parts as read (not yet made hashable): None where no part is."""
+        for part in parts:
+            if part is not None:
+                return parts
+        return None
 
     def _row_writer(self, spec: SerdeSpec) -> Callable[[Mapping[str, Any]], bytes | None]:
         """Value bytes straight from a row mapping: a JSON object is written from the row as it
@@ -278,12 +284,12 @@ class _Codec:
     def _columns(self, spec: SerdeSpec) -> tuple[Callable | None, Callable | None]:
         """(values -> payload columns or None, payload columns -> values) for runs of values: a
         registry format's runs (serde.registry_runs) both ways, JSON objects' writer (their reader
-        is `object_fields`); None for one bare value and every other format."""
+        is `object_fields`); None for every other format."""
         if self.value_is_object(spec):
             return None, _utf8_writer(struct_columns_writer(spec.payload_columns))
-        if not spec.payload_columns or not (spec.wrap_single_value or len(spec.payload_columns) > 1):
+        if not spec.payload_columns:
             return None, None
-        return value_runs(getattr(self.read_value, "__self__", None)) or (None, None)
+        return side_runs(getattr(self.read_value, "__self__", None)) or (None, None)
 
     @staticmethod
     def value_is_object(spec: SerdeSpec) -> bool:

@@ -11,17 +11,20 @@ task it runs).
 
 from __future__ import annotations
 
+import io
 import json
 import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient, prefix_schema_id_deserializer
+from confluent_kafka.schema_registry.common.serde import SchemaId
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
+from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
@@ -144,6 +147,7 @@ class RegistryCodec:
         self.fmt, self.columns, self.side, self.bare, self.topic = fmt, tuple(columns), side, bare, topic or ""
         self.registry, self.schema_id, self.full_name, self.register = registry, *writer
         self.read_fields = message_reader(columns, side) if fmt == "PROTOBUF" else payload_reader(columns, side)
+        self.decimals: dict[int, Any] = {}  # AVRO schema id -> its parsed schema if a bare decimal, else None
         self.decoder: tuple[Any, Any] | None = None  # (deserializer, its PROTOBUF message class)
         self.encoder: tuple[int, Schema, Callable[[Sequence[Any]], bytes]] | None = None
 
@@ -155,10 +159,30 @@ class RegistryCodec:
                 IndexError, EOFError, struct.error) as error:  # not this format: a dead letter, never a failed query
             raise DecodeError(f"{self.side}: not {self.fmt} of the registry's schema "
                               f"({type(error).__name__}: {error})") from None
+        if type(payload) is bytes and self.fmt == "AVRO":
+            payload = self._decimal(data, payload)
         try:
             return None if payload is None else self.read_fields(payload)
         except TypeError as error:  # a field of a kind its column does not read (bytes into a STRING...)
             raise DecodeError(f"{self.side}: {type(error).__name__}: {error}") from None
+
+    def _decimal(self, data: bytes, payload: bytes) -> Any:
+        """A payload the deserializer left undecoded (its writer's schema is `bytes`): the decimal
+        in it where that schema is a decimal's (`_decimal_bytes`), else the bytes."""
+        framing = SchemaId("AVRO")
+        prefix_schema_id_deserializer(data, None, framing)
+        schema_id = framing.id
+        if schema_id is None:  # framed with a GUID: left as the deserializer gives it
+            return payload
+        if schema_id not in self.decimals:
+            written = json.loads(new_client(self.registry).get_schema(schema_id).schema_str)
+            self.decimals[schema_id] = parse_schema(written) if _bytes_decimal(written) else None
+        if self.decimals[schema_id] is None:
+            return payload
+        try:
+            return schemaless_reader(io.BytesIO(payload), self.decimals[schema_id], None)
+        except (ValueError, TypeError, EOFError, IndexError) as error:
+            raise DecodeError(f"{self.side}: not an AVRO decimal ({type(error).__name__}: {error})") from None
 
     def write(self, values: Sequence[Any]) -> bytes:
         encode = self.writer()[2]  # (a registry that cannot give the writer's schema fails the query)
@@ -222,7 +246,29 @@ def _encoder(fmt: str, registry: Registry, topic: str, side: str, columns: Colum
     if fmt == "AVRO":
         serializer = AvroSerializer(sr, schema.schema_str, conf=conf)
         shape = avro_shaper(parsed, columns)
+        if _bytes_decimal(parsed):
+            shape = _decimal_bytes(parsed, shape)
     else:
         serializer = JSONSerializer(schema.schema_str, sr, conf=conf)
         shape = json_shaper(parsed, columns)
     return sid, schema, lambda values: serializer(shape(values), ctx)
+
+
+def _bytes_decimal(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "bytes" and schema.get("logicalType") == "decimal"
+
+
+def _decimal_bytes(schema: dict, shape: Callable[[Sequence[Any]], Any]) -> Callable[[Sequence[Any]], bytes | None]:
+    """A bare DECIMAL value as Avro encodes it, for the serializer to write as it is: confluent-kafka
+    writes and reads the value of a schema that is `bytes` without Avro's encoding, logical type or
+    not, where Avro's own writers (ksqlDB's) encode the decimal."""
+    parsed = parse_schema(schema)
+
+    def encode(values: Sequence[Any]) -> bytes | None:
+        value = shape(values)
+        if value is None:
+            return None
+        buffer = io.BytesIO()
+        schemaless_writer(buffer, parsed, value)
+        return buffer.getvalue()
+    return encode

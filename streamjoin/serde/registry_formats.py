@@ -1,7 +1,10 @@
 """What a run of records (serde.registry_runs) does in each registry format: a schema's reader
-(framed payloads -> one list of raw field values per column) and writer (payload columns ->
-framed values), each made once per schema, or None where the schema's shape is not one a run
-takes. Fields match columns by the record path's rules (serde.registry_values)."""
+(framed payloads -> one list of raw field values per column) and writer (columns -> framed keys or
+values), each made once per schema, or None where the schema's shape is not one a run takes.
+Fields match columns by the record path's rules (serde.registry_values); a side of one column
+whose schema is no record (a bare key, an unwrapped value) reads and writes the whole value as
+that column, as the record path does, and so does one STRUCT column no field of the record is
+named for."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ Writer = Callable[[list[list]], list[bytes]]
 @dataclass(frozen=True)
 class RunFormat:
     """A registry format's runs: `reader(schema, runs)` and `writer(schema, runs, schema id)`,
-    `runs` the ValueRuns asking (its columns, its record path's `codec`, its registry client)."""
+    `runs` the SideRuns asking (its columns, its record path's `codec`, its registry client)."""
 
     name: str
     schema_type: str  # the framing's (SchemaId's) and the registry's name for it
@@ -61,6 +64,31 @@ def _shaped(column: list, shape: Callable[[Any, Any], Any], schema: Any, exact: 
     return [shape(value, schema) for value in column]
 
 
+def _whole(runs, field_names: list[str] | None, record: bool) -> bool:
+    """Whether a side's one column reads each whole value: the schema holds no record (a bare
+    key, an unwrapped value), or the column is a STRUCT no field of the record is named for."""
+    if len(runs.columns) != 1:
+        return False
+    name, sql_type = runs.columns[0]
+    if sql_type.name == "MAP":  # the record path reads a map of one entry as a record of one field
+        return False
+    if not record:
+        return True
+    return field_names is not None and sql_type.name == "STRUCT" and name.lower() not in {f.lower() for f in field_names}
+
+
+def _no_null(values: list) -> list:
+    """Whole values, where none is NULL: the record path reads a NULL one as no value at all."""
+    if any(value is None for value in values):
+        raise ValueError("a NULL whole value")
+    return values
+
+
+def _whole_writer(encode: Callable[[Any], bytes]) -> Writer:
+    """Writes one column's values as whole values; NULL as no value, as the serializers write it."""
+    return lambda columns: [None if value is None else encode(value) for value in columns[0]]
+
+
 # ---- AVRO ----------------------------------------------------------------------------------------
 
 _AVRO_EXACT = {"long": int, "int": int, "double": float, "float": float, "string": str, "boolean": bool}
@@ -72,7 +100,12 @@ def _avro_parsed(schema: Schema) -> Any:
 
 def _avro_reader(schema: Schema, runs) -> Reader | None:
     parsed = _avro_parsed(schema)
-    if not isinstance(parsed, dict) or parsed.get("type") != "record":
+    if _raw_bytes(parsed):
+        return None
+    record = isinstance(parsed, dict) and parsed.get("type") == "record"
+    if _whole(runs, [field["name"] for field in parsed["fields"]] if record else None, _holds_record(parsed)):
+        return lambda payloads: [_no_null([schemaless_reader(payload, parsed, None) for payload in payloads])]
+    if not record:
         return None
     names = resolved([field["name"] for field in parsed["fields"]], [n for n, _ in runs.columns])
     if names is None:
@@ -85,29 +118,48 @@ def _avro_reader(schema: Schema, runs) -> Reader | None:
 
 
 def _avro_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
-    record = non_null(json.loads(schema.schema_str))
+    whole = json.loads(schema.schema_str)
+    record = non_null(whole)
     columns = [n.lower() for n, _ in runs.columns]
+    parsed, prefix = _avro_parsed(schema), _framed("AVRO", schema_id)
+    if _raw_bytes(parsed):
+        return None
     if not isinstance(record, dict) or record.get("type") != "record" or (
             len(columns) == 1 and runs.columns[0][1].name == "STRUCT" and
-            columns[0] not in {f["name"].lower() for f in record["fields"]}):
-        return None
+            columns[0] not in {f["name"].lower() for f in record["fields"]}):  # the serializer's whole value
+        if len(columns) != 1:
+            return None
+        return _whole_writer(lambda value: _avro_bytes(parsed, avro_value(value, whole), prefix))
     sources = {name: at for at, name in enumerate(columns)}  # the last column of a name wins
     fields = [(f["name"], sources.get(f["name"].lower()), f["type"]) for f in record["fields"]]
     names = [name for name, _, _ in fields]
-    parsed, prefix = _avro_parsed(schema), _framed("AVRO", schema_id)
 
     def write(payload_columns: list[list]) -> list[bytes]:
         size = len(payload_columns[0])
         shaped = [[None] * size if at is None else _shaped(payload_columns[at], avro_value, field_type,
                                                            _AVRO_EXACT.get(_kind(field_type)))
                   for _, at, field_type in fields]
-        out = []
-        for values in zip(*shaped):
-            buffer = io.BytesIO()
-            schemaless_writer(buffer, parsed, dict(zip(names, values)), strict=False, strict_allow_default=False)
-            out.append(prefix + buffer.getvalue())
-        return out
+        return [_avro_bytes(parsed, dict(zip(names, values)), prefix) for values in zip(*shaped)]
     return write
+
+
+def _avro_bytes(parsed: Any, value: Any, prefix: bytes) -> bytes:
+    buffer = io.BytesIO()
+    schemaless_writer(buffer, parsed, value, strict=False, strict_allow_default=False)
+    return prefix + buffer.getvalue()
+
+
+def _raw_bytes(parsed: Any) -> bool:
+    """A schema that is `bytes` (a DECIMAL's too): the serializers write and read its value without
+    Avro's encoding (registry_codecs), so runs leave it to them."""
+    return parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes")
+
+
+def _holds_record(parsed: Any) -> bool:
+    """Whether an Avro schema is a record, or a union with one."""
+    if isinstance(parsed, list):
+        return any(map(_holds_record, parsed))
+    return isinstance(parsed, dict) and parsed.get("type") == "record"
 
 
 def _kind(field_type: Any) -> str | None:
@@ -139,6 +191,8 @@ def _json_reader(schema: Schema, runs) -> Reader:
         objects = [_json_loads(payload.read()) for payload in payloads]
         for value in objects:
             validator.validate(value)
+        if len(names) == 1 and not any(type(value) is dict for value in objects):  # bare: whole values
+            return [_no_null(objects)]
         columns = [[value.get(name, ABSENT) for value in objects] for name in names]
         if any(ABSENT in column for column in columns):  # the record path matches names in any case
             raise ValueError("a field absent or spelled in another case")
@@ -152,25 +206,26 @@ def _json_writer(schema: Schema, runs, schema_id: int) -> Writer | None:
     properties = inner.get("properties") if isinstance(inner, dict) else None
     columns = [n for n, _ in runs.columns]
     spelled = {p.lower(): p for p in properties or {}}
+    prefix = _framed("JSON", schema_id)
     if properties is None or (len(columns) == 1 and runs.columns[0][1].name == "STRUCT" and
-                              columns[0].lower() not in spelled):
-        return None
+                              columns[0].lower() not in spelled):  # the serializer's whole value
+        return None if len(columns) != 1 else _whole_writer(lambda value: _json_bytes(
+            validator, json_value(value, parsed), prefix))
     keys = [spelled.get(name.lower(), name) for name in columns]
     if len(set(keys)) != len(keys):
         return None
     schemas = [properties.get(spelled.get(name.lower(), ""), {}) for name in columns]
-    prefix = _framed("JSON", schema_id)
 
     def write(payload_columns: list[list]) -> list[bytes]:
         shaped = [column if set(map(type, column)) <= _JSON_EXACT else [json_value(v, s) for v in column]
                   for column, s in zip(payload_columns, schemas)]
-        out = []
-        for values in zip(*shaped):
-            value = dict(zip(keys, values))
-            validator.validate(value)
-            out.append(prefix + _json_dumps(value).encode("utf8"))
-        return out
+        return [_json_bytes(validator, dict(zip(keys, values)), prefix) for values in zip(*shaped)]
     return write
+
+
+def _json_bytes(validator, value: Any, prefix: bytes) -> bytes:
+    validator.validate(value)
+    return prefix + _json_dumps(value).encode("utf8")
 
 
 # ---- PROTOBUF ------------------------------------------------------------------------------------

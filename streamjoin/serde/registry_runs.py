@@ -1,4 +1,4 @@
-"""Runs of registry-encoded values (AVRO, PROTOBUF, JSON_SR) decoded and encoded together.
+"""Runs of registry-encoded keys or values (AVRO, PROTOBUF, JSON_SR) decoded and encoded together.
 
 The record path (serde.registry_codecs) calls a confluent-kafka serializer once per record, and
 most of such a call is bookkeeping around the format's own reader or writer: the subject's name,
@@ -14,8 +14,9 @@ once the record path has accepted it.
 A run is not taken where it could differ from the record path: a schema with rules or
 references, a value framed with a schema GUID, a record that does not decode or validate, a
 JSON field spelled in another case than its column, a PROTOBUF message field or repeated field
-among the columns. The record path then decodes each record, and says why one fails; a run that
-cannot be written raises an EncodeError, and its caller writes its rows one by one.
+among the columns, a NULL among whole values (one column's, not wrapped in a record). The record
+path then decodes each record, and says why one fails; a run that cannot be written raises an
+EncodeError, and its caller writes its rows one by one.
 """
 
 from __future__ import annotations
@@ -38,22 +39,22 @@ _UNSET = object()
 _PLAIN = frozenset((int, float, str, bool, type(None)))  # values `plain` returns as they are
 
 
-def value_runs(codec: Any) -> tuple[ReadRun, WriteRun] | None:
-    """(read a run of values into payload columns or None, write payload columns) for a value
-    side whose record path is `codec`; None where it is no registry format's `RegistryCodec`."""
+def side_runs(codec: Any) -> tuple[ReadRun, WriteRun] | None:
+    """(read a run of keys' or values' bytes into their columns or None, write columns) for a side
+    whose record path is `codec`; None where it is no registry format's `RegistryCodec`."""
     if not isinstance(codec, RegistryCodec) or codec.fmt not in FORMATS:
         return None
-    runs = ValueRuns(FORMATS[codec.fmt], codec)
+    runs = SideRuns(FORMATS[codec.fmt], codec)
     return runs.read, runs.write
 
 
-class ValueRuns:
-    """One value side's runs: plans per schema id (reading) and for the writer's schema (writing),
-    each made on first use, in the task."""
+class SideRuns:
+    """One side's runs (a key's or a value's): plans per schema id (reading) and for the writer's
+    schema (writing), each made on first use, in the task."""
 
     def __init__(self, fmt: RunFormat, codec: RegistryCodec) -> None:
         self.fmt, self.codec, self.columns = fmt, codec, codec.columns
-        self.fields = field_readers(self.columns, "value")
+        self.fields = field_readers(self.columns, codec.side)
         self.read_plans: dict[tuple, Any] = {}
         self.write_plan: Any = _UNSET
         self.client = None
@@ -61,7 +62,7 @@ class ValueRuns:
     # ---- reading ----------------------------------------------------------------------------------
 
     def read(self, datas: list[bytes]) -> list[list] | None:
-        """The payload columns of a run of values, or None where the record path decodes them."""
+        """The columns of a run of keys or values, or None where the record path decodes them."""
         try:
             frames = [self._frame(data) for data in datas]
         except Exception:  # noqa: BLE001 - a null value, a value not framed: the record path says why
@@ -118,7 +119,7 @@ class ValueRuns:
     # ---- writing ----------------------------------------------------------------------------------
 
     def write(self, columns: list[list]) -> list[bytes]:
-        """The values of rows given as payload columns; an EncodeError where one cannot be written
+        """The keys or values of rows given as columns; an EncodeError where one cannot be written
         (or where this path fails in any way: the caller writes the rows one by one)."""
         if not columns[0]:
             return []
@@ -131,7 +132,7 @@ class ValueRuns:
                 return [self.codec.write(values) for values in zip(*columns)]
             return self.write_plan(columns)
         except Exception as error:  # noqa: BLE001 - fastavro's, jsonschema's and protobuf's own errors too
-            raise EncodeError(f"value: cannot encode ({type(error).__name__}: {error})") from None
+            raise EncodeError(f"{self.codec.side}: cannot encode ({type(error).__name__}: {error})") from None
 
     # ---- plans ------------------------------------------------------------------------------------
 

@@ -92,7 +92,7 @@ class BatchColumns:
             keys = zip(*(values[bounds[:-1]].tolist() for values in integers)) if self.count else ()
             yield from zip(keys, bounds[:-1], bounds[1:])
             return
-        keys = list(zip(*(self.series[o].tolist() for o in offsets))) if offsets else [()] * self.count
+        keys = list(zip(*(list(self.series[o]) for o in offsets))) if offsets else [()] * self.count
         start = 0
         for key, run in groupby(keys):
             stop = start + len(list(run))
@@ -115,7 +115,7 @@ def _as_framed(series, arrow_type):
     if kind == "O" and (pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
                         or pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)):
         return series.to_numpy()
-    return series.tolist()  # inferred per frame, as pyspark infers it from its rows
+    return list(series)  # the items pyspark's rows hold; inferred per frame, as pyspark infers them
 
 
 class Chunks:

@@ -83,7 +83,7 @@ def _inputs(values: list) -> list[InputRow]:
 
 
 def _runs(spec: SerdeSpec):
-    return _codec(spec).write_columns.__self__  # the spec's ValueRuns
+    return _codec(spec).write_columns.__self__  # the spec's SideRuns
 
 
 CASES = [(fmt, columns, seed) for fmt in FORMATS for columns in ("scalars", "nested") for seed in range(3)]

@@ -12,7 +12,7 @@ from confluent_kafka.schema_registry import Rule, RuleKind, RuleMode, RuleSet, S
 from streamjoin.dialect.types import parse_type
 from streamjoin.serde.registry_codecs import Registry, RegistryCodec
 from streamjoin.serde.registry_formats import FORMATS, resolved
-from streamjoin.serde.registry_runs import ValueRuns
+from streamjoin.serde.registry_runs import SideRuns
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,6 @@ RULES = RuleSet(None, [Rule("r", None, RuleKind.CONDITION, RuleMode.WRITE, "CEL"
 def test_a_schema_with_rules_or_references_keeps_the_record_path(schema: Schema):
     codec = RegistryCodec("AVRO", [("N", parse_type("BIGINT"))], "value", False, "t",
                           Registry("http://nowhere.invalid"), (None, None, False))  # (asks nothing when made)
-    runs = ValueRuns(FORMATS["AVRO"], codec)
+    runs = SideRuns(FORMATS["AVRO"], codec)
     made = []
     assert runs._plan(lambda s, r: made.append(s), schema) is None and not made

@@ -3,7 +3,7 @@ on the same Arrow stream, the same groups, keys, chunks (where a group's frames 
 (columns, dtypes, values). Randomized streams: columns of every kind pyspark converts (integers,
 floats, booleans, strings, bytes, timestamps, dates, decimals, lists, structs), nulls in any
 column, grouping keys of one or two columns changing inside a batch and across batches, batches
-of one row, and pyspark's record and byte limits."""
+of one row, pyspark's record and byte limits, and integers as pandas' extension dtype."""
 
 from __future__ import annotations
 
@@ -47,11 +47,13 @@ class Case:
     seed: int
     max_records: int  # pyspark's maxRecordsPerBatch: 0 for none
     max_bytes: int = UNLIMITED_BYTES
+    int_extension: bool = False  # spark.sql.execution.pythonUDF.pandas.preferIntExtensionDtype
 
 
 CASES = [Case(seed, max_records) for seed, max_records in enumerate([0, 1, 2, 3, 7, 10_000] * 6)] + \
         [Case(100 + seed, 0, max_bytes) for seed, max_bytes in enumerate([1, 40, 300, 2_000] * 3)] + \
-        [Case(200 + seed, 5, 500) for seed in range(6)]
+        [Case(200 + seed, 5, 500) for seed in range(6)] + \
+        [Case(300 + seed, max_records, int_extension=True) for seed, max_records in enumerate([0, 2, 7] * 4)]
 
 
 def random_stream(r: random.Random) -> tuple[bytes, list[int]]:
@@ -79,7 +81,7 @@ def random_stream(r: random.Random) -> tuple[bytes, list[int]]:
 
 def serializer(case: Case, key_offsets: list[int]) -> TransformWithStateInPandasSerializer:
     ser = TransformWithStateInPandasSerializer(
-        timezone="UTC", safecheck=False, assign_cols_by_name=True, prefer_int_ext_dtype=False,
+        timezone="UTC", safecheck=False, assign_cols_by_name=True, prefer_int_ext_dtype=case.int_extension,
         arrow_max_records_per_batch=case.max_records, arrow_max_bytes_per_batch=case.max_bytes,
         int_to_decimal_coercion_enabled=False)
     ser.key_offsets = key_offsets
@@ -87,12 +89,20 @@ def serializer(case: Case, key_offsets: list[int]) -> TransformWithStateInPandas
 
 
 def loaded(load, case: Case, data: bytes, key_offsets: list[int]) -> list:
-    """Everything `load` yields, the groups' chunks drawn out; keys as text (a NULL integer key
-    is NaN, unequal to itself)."""
+    """Everything `load` yields, the groups' chunks drawn out; keys as text with their parts'
+    types (a NULL integer key is NaN, unequal to itself); and the error that ended it, if any
+    (pyspark cannot compare an extension dtype's NULL key with another)."""
     out = []
-    for mode, key, chunks in load(serializer(case, key_offsets), io.BytesIO(data)):
-        out.append((mode, repr(key), None if chunks is None else [(repr(k), frame) for k, frame in chunks]))
+    try:
+        for mode, key, chunks in load(serializer(case, key_offsets), io.BytesIO(data)):
+            out.append((mode, _text(key), None if chunks is None else [(_text(k), frame) for k, frame in chunks]))
+    except TypeError as error:
+        out.append(("raised", str(error), None))
     return out
+
+
+def _text(key) -> str:
+    return repr(key) + repr([type(part) for part in key or ()])
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"seed{c.seed}-rec{c.max_records}-bytes{c.max_bytes}")
@@ -115,7 +125,7 @@ def test_same_groups_chunks_and_frames_as_pyspark(case: Case) -> None:
 def test_the_streams_cover_what_they_claim() -> None:
     """The random streams hold keys that change inside a batch, groups cut by the limits, and
     NULLs: not a vacuous comparison."""
-    within, cut, nulls = 0, 0, 0
+    within, cut, nulls, raised = 0, 0, 0, 0
     for case in CASES:
         data, key_offsets = random_stream(random.Random(case.seed))
         batches = list(pa.ipc.open_stream(io.BytesIO(data)))
@@ -124,4 +134,5 @@ def test_the_streams_cover_what_they_claim() -> None:
         nulls += any(b.column(i).null_count for b in batches for i in range(b.num_columns))
         groups = loaded(PYSPARK_LOAD_STREAM, case, data, key_offsets)
         cut += any(len(chunks) > 1 for _, _, chunks in groups if chunks)
-    assert within > 10 and cut > 10 and nulls > 10
+        raised += groups[-1][0] == "raised"
+    assert within > 10 and cut > 10 and nulls > 10 and raised < len(CASES) // 10
