@@ -18,7 +18,7 @@ from streamjoin.runtime.contract import InputRow
 from streamjoin.serde import batches
 from streamjoin.serde.formats import DecodeError, SerdeSpec, _codec, decode, encode_key, encode_value
 from streamjoin.serde.registry_codecs import new_client
-from tests.integration.test_registry_runs import DAMAGES, FORMATS, SCALARS, _rows, _value
+from tests.integration.test_registry_runs import DAMAGES, FORMATS, SCALARS, _decoded_one_by_one, _rows, _value
 
 pytestmark = pytest.mark.integration
 VALUES = {name: kind for name, kind in SCALARS.items() if name != "ID"}
@@ -69,15 +69,6 @@ def _key_runs(spec: SerdeSpec):
     return _codec(spec).write_key_columns.__self__  # the spec's key SideRuns
 
 
-def _one_by_one(spec: SerdeSpec, inputs: list[InputRow]) -> list:
-    def attempt(r: InputRow):
-        try:
-            return decode(spec, r.key, r.value, r.ts)
-        except DecodeError:
-            return None
-    return list(map(attempt, inputs))
-
-
 def _inputs(keys: list, values: list) -> list[InputRow]:
     return [InputRow("t", 0, n, 1_000 + n, key, value) for n, (key, value) in enumerate(zip(keys, values))]
 
@@ -93,7 +84,7 @@ def test_a_run_of_keys_encodes_and_decodes_as_each_key_does(schema_registry, fmt
     values = batches.encode_values(spec, _rows(3, VALUES, count=len(keys), converted=False))
     inputs = _inputs(encoded, values)
     decoded = batches.decode_all(spec, inputs)
-    assert decoded == _one_by_one(spec, inputs)
+    assert decoded == _decoded_one_by_one(spec, inputs)
     assert all(record is not None for record in decoded)
     assert batches.decode_columns(spec, encoded, values) is not None  # (keys one by one where runs decline)
     plans = _codec(spec).read_key_columns.__self__.read_plans
@@ -103,7 +94,7 @@ def test_a_run_of_keys_encodes_and_decodes_as_each_key_does(schema_registry, fmt
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("damage", [d[1] for d in DAMAGES if d[0] != "no value"],
                          ids=[d[0] for d in DAMAGES if d[0] != "no value"])
-def test_damaged_keys_among_good_ones_decode_as_they_do_one_by_one(schema_registry, fmt, damage):
+def test_damaged_keys_among_good_ones_decode_as_they_do_decoded_one_by_one(schema_registry, fmt, damage):
     spec = _spec(fmt, KEYS[4])  # two columns
     keys = batches.encode_keys(spec, [("k", n) for n in range(40)])
     for at in (5, 17, 39):  # (the first key of a schema id goes through the deserializer itself)
@@ -111,7 +102,7 @@ def test_damaged_keys_among_good_ones_decode_as_they_do_one_by_one(schema_regist
     values = batches.encode_values(spec, _rows(5, VALUES, converted=False))
     inputs = _inputs(keys, values)
     decoded = batches.decode_all(spec, inputs)
-    assert decoded == _one_by_one(spec, inputs)
+    assert decoded == _decoded_one_by_one(spec, inputs)
     assert decoded[1] is not None
 
 
@@ -141,7 +132,7 @@ def test_unwrapped_single_values_are_whole_values_both_ways(schema_registry, fmt
     assert _codec(spec).write_columns.__self__.write_plan is not None  # written as a run
     present = [value for value in values if value is not None]
     inputs = [InputRow("t", 0, n, n, b"k", value) for n, value in enumerate(values)]
-    assert batches.decode_all(spec, inputs) == _one_by_one(spec, inputs)
+    assert batches.decode_all(spec, inputs) == _decoded_one_by_one(spec, inputs)
     assert batches.decode_columns(spec, [b"k"] * len(present), present) is not None
 
 
