@@ -257,7 +257,8 @@ class _Codec:
         self.ts_in_key = spec.timestamp_column is not None and spec.timestamp_column in key_names
         self.ts_key_index = key_names.index(spec.timestamp_column) if self.ts_in_key else -1
 
-    def key_of(self, parts: tuple) -> tuple | None:
+    @staticmethod
+    def key_of(parts: tuple) -> tuple | None:
         """A key tuple from its parts as read (not yet made hashable): None where no part is."""
         for part in parts:
             if part is not None:
