@@ -103,11 +103,12 @@ def _avro_reader(schema: Schema, runs) -> Reader | None:
     if _raw_bytes(parsed):
         return None
     record = isinstance(parsed, dict) and parsed.get("type") == "record"
-    if _whole(runs, [field["name"] for field in parsed["fields"]] if record else None, _holds_record(parsed)):
+    field_names = [field["name"] for field in parsed["fields"]] if record else None
+    if _whole(runs, field_names, _holds_record(parsed)):
         return lambda payloads: [_no_null([schemaless_reader(payload, parsed, None) for payload in payloads])]
     if not record:
         return None
-    names = resolved([field["name"] for field in parsed["fields"]], [n for n, _ in runs.columns])
+    names = resolved(field_names, [n for n, _ in runs.columns])
     if names is None:
         return None
 
