@@ -57,16 +57,40 @@ def message_reader(columns: Columns, side: str) -> Callable[[Any], dict]:
 
 
 def blank_decimals(columns: Columns) -> Callable[[dict], dict]:
-    """A message's fields with a DECIMAL column's "" as NULL: a DECIMAL is a string field, and
-    proto3 writes a NULL one as the empty string, which is no number."""
-    decimals = {name.lower() for name, t in columns if t.name == "DECIMAL"}
+    """A message's fields with each DECIMAL's "" as NULL, nested ones too (in a STRUCT, an ARRAY,
+    a MAP's values): a DECIMAL is a string field, and proto3 writes a NULL one as the empty
+    string, which is no number."""
+    blank = _fields_blanker(columns)
+    return blank if blank is not None else (lambda fields: fields)
 
-    def blank(fields: dict) -> dict:
-        for name, value in fields.items():
-            if value == "" and name.lower() in decimals:
-                fields[name] = None
+
+def _fields_blanker(columns: Columns) -> Callable[[dict | None], dict | None] | None:
+    """What blanks the DECIMALs of a message's fields (`columns`, matched without case); None
+    when none of them holds a DECIMAL."""
+    blankers = {name.lower(): blank for name, t in columns if (blank := _blanker(t)) is not None}
+    if not blankers:
+        return None
+
+    def blank(fields: dict | None) -> dict | None:
+        for name, value in (fields or {}).items():
+            if (field := blankers.get(name.lower())) is not None:
+                fields[name] = field(value)
         return fields
-    return blank if decimals else (lambda fields: fields)
+    return blank
+
+
+def _blanker(t: SqlType) -> Callable[[Any], Any] | None:
+    """What gives a value of `t` with its DECIMALs' "" as NULL; None when `t` holds no DECIMAL."""
+    if t.name == "DECIMAL":
+        return lambda value: None if value == "" else value
+    if t.name == "STRUCT":
+        return _fields_blanker(t.fields)
+    inner = _blanker(t.elements[-1]) if t.name in ("ARRAY", "MAP") else None  # the element; a MAP's value
+    if inner is None:
+        return None
+    if t.name == "ARRAY":
+        return lambda values: values if values is None else [inner(v) for v in values]
+    return lambda entries: entries if entries is None else {k: inner(v) for k, v in entries.items()}
 
 
 def _message_dict(message) -> dict:
@@ -118,7 +142,8 @@ def _fill(message, row: dict) -> None:
                     _fill(target.add(), v or {})
                 else:
                     target.append(proto_scalar(field, v) if v is not None else _zero(field))
-        elif inner is not None:
+        elif inner is not None:  # present even when every field of it is NULL (proto3's default)
+            target.SetInParent()
             _fill(target, value)
         else:
             setattr(message, field.name, proto_scalar(field, value))
