@@ -158,7 +158,6 @@ WARM_ROUNDS = 4  # at most
 WARM_P99_MS = 2000  # a round whose p99 is under this keeps up with the rate: the JVM is warm
 
 
-
 def copy_connector(source) -> Connector:
     """The connector the keyed copy reads with: the one streamjoin's query reads with (`source`,
     a `streamjoin.settings.KafkaSource`)."""

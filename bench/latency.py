@@ -20,7 +20,7 @@ Then the query stops and its output is checked against the same query in batch m
 rows on -> sink: the shape of every streamjoin query with none of its work) runs the same two
 phases on the same connector, in the same session, so streamjoin's figures are set against it.
 Before anything is measured the copy runs at the rate, uncounted, in rounds of 15 s until one
-keeps up (p99 under 2 s; `floor.warm_keyed_copy`): the first query of a session runs on a JVM
+keeps up (p99 under 2 s, at most 4 rounds; `floor.warm_keyed_copy`): the first query of a session runs on a JVM
 that has not compiled the code the two share.
 
 Targets: p99 at 10k ev/s <= 1.2x the keyed copy's (issue 37); p99 < 1 s, a few records through in

@@ -248,7 +248,7 @@ def _proto_reader(schema: Schema, runs) -> Reader | None:
     if names is None or _scalar_fields(cls, runs) is None:
         return None
 
-    decimals = [t.name == "DECIMAL" for _, t in runs.columns]  # "" is NULL (registry_values.blank_decimals)
+    decimals = [t.name == "DECIMAL" for _, t in runs.columns]  # "" is NULL (registry_values._blanker)
 
     def read(payloads: list[io.BytesIO]) -> list[list]:
         messages = [cls.FromString(payload.read()) for payload in payloads]

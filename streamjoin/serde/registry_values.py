@@ -19,21 +19,28 @@ Columns = Sequence[tuple[str, SqlType]]
 
 # ---- records -> columns ----------------------------------------------------------------------------
 
-def payload_reader(columns: Columns, side: str) -> Callable[[Any], dict]:
-    """A decoded record (a dict of fields, or one bare value) -> {column: value}."""
+def payload_reader(columns: Columns, side: str, blank_decimals: bool = False) -> Callable[[Any], dict]:
+    """A decoded record (a dict of fields, or one bare value) -> {column: value}. `blank_decimals`:
+    a DECIMAL's "" is NULL, at any depth (PROTOBUF: `_blanker`)."""
     read_struct = struct_reader(tuple(columns), path=side)
     only = columns[0] if len(columns) == 1 else None
     read_only = json_reader(only[1]) if only else None
+    blank_record = (_fields_blanker(columns) if blank_decimals else None) or _as_it_is
+    blank_only = (_blanker(only[1]) if blank_decimals and only else None) or _as_it_is
 
     def read(payload: Any) -> dict:
         payload = plain(payload)
         if only is not None:
             if not isinstance(payload, dict) or (only[1].name == "STRUCT" and not _has(payload, only[0])):
-                return {only[0]: read_only(payload, f"{side}.{only[0]}")}
+                return {only[0]: read_only(blank_only(payload), f"{side}.{only[0]}")}
             if not _has(payload, only[0]) and len(payload) == 1:  # a one-field record of another name
-                return {only[0]: read_only(next(iter(payload.values())), f"{side}.{only[0]}")}
-        return read_struct(payload, side)
+                return {only[0]: read_only(blank_only(next(iter(payload.values()))), f"{side}.{only[0]}")}
+        return read_struct(blank_record(payload), side)
     return read
+
+
+def _as_it_is(value: Any) -> Any:
+    return value
 
 
 def _has(payload: dict, name: str) -> bool:
@@ -52,35 +59,31 @@ def plain(value: Any) -> Any:
 
 
 def message_reader(columns: Columns, side: str) -> Callable[[Any], dict]:
-    read, blank = payload_reader(columns, side), blank_decimals(columns)
-    return lambda message: read(blank(_message_dict(message)))
+    read = payload_reader(columns, side, blank_decimals=True)
+    return lambda message: read(_message_dict(message))
 
 
-def blank_decimals(columns: Columns) -> Callable[[dict], dict]:
-    """A message's fields with each DECIMAL's "" as NULL, nested ones too (in a STRUCT, an ARRAY,
-    a MAP's values): a DECIMAL is a string field, and proto3 writes a NULL one as the empty
-    string, which is no number."""
-    blank = _fields_blanker(columns)
-    return blank if blank is not None else (lambda fields: fields)
-
-
-def _fields_blanker(columns: Columns) -> Callable[[dict | None], dict | None] | None:
+def _fields_blanker(columns: Columns) -> Callable[[Any], Any] | None:
     """What blanks the DECIMALs of a message's fields (`columns`, matched without case); None
-    when none of them holds a DECIMAL."""
+    when none of them holds a DECIMAL. A value of another shape than its type is left as it is,
+    for the reader to refuse."""
     blankers = {name.lower(): blank for name, t in columns if (blank := _blanker(t)) is not None}
     if not blankers:
         return None
 
-    def blank(fields: dict | None) -> dict | None:
-        for name, value in (fields or {}).items():
-            if (field := blankers.get(name.lower())) is not None:
-                fields[name] = field(value)
+    def blank(fields: Any) -> Any:
+        if isinstance(fields, dict):
+            for name, value in fields.items():
+                if (field := blankers.get(str(name).lower())) is not None:
+                    fields[name] = field(value)
         return fields
     return blank
 
 
 def _blanker(t: SqlType) -> Callable[[Any], Any] | None:
-    """What gives a value of `t` with its DECIMALs' "" as NULL; None when `t` holds no DECIMAL."""
+    """What gives a value of `t` with its DECIMALs' "" as NULL (a DECIMAL is a string field, and
+    proto3 writes a NULL one as the empty string, which is no number); None when `t` holds no
+    DECIMAL."""
     if t.name == "DECIMAL":
         return lambda value: None if value == "" else value
     if t.name == "STRUCT":
@@ -89,8 +92,8 @@ def _blanker(t: SqlType) -> Callable[[Any], Any] | None:
     if inner is None:
         return None
     if t.name == "ARRAY":
-        return lambda values: values if values is None else [inner(v) for v in values]
-    return lambda entries: entries if entries is None else {k: inner(v) for k, v in entries.items()}
+        return lambda values: [inner(v) for v in values] if isinstance(values, list) else values
+    return lambda entries: {k: inner(v) for k, v in entries.items()} if isinstance(entries, dict) else entries
 
 
 def _message_dict(message) -> dict:

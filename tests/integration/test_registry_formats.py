@@ -71,6 +71,22 @@ def test_a_null_protobuf_decimal_reads_back_as_null_nested_or_not(schema_registr
     assert decode(spec, None, encode_value(spec, {"D": written, "N": 1}), 0).value == {"D": read, "N": 1}
 
 
+def test_an_unwrapped_protobuf_struct_reads_its_null_decimal_as_null(schema_registry):
+    # WRAP_SINGLE_VALUE=false: the message is the STRUCT itself, not a record holding it
+    spec = SerdeSpec.of({"ID": "INT", "S": "STRUCT<A DECIMAL(4, 2), B STRING>"}, key=["ID"], value_format="PROTOBUF",
+                        topic=_topic(), wrap_single_value=False)
+    assert decode(spec, None, encode_value(spec, {"S": {"A": None, "B": "x"}}), 0).value == {"S": {"A": None, "B": "x"}}
+
+
+def test_a_protobuf_field_of_another_shape_than_declared_is_a_decode_error(schema_registry):
+    topic = _topic()
+    written = SerdeSpec.of({"ID": "INT", "D": "STRING", "N": "INT"}, key=["ID"], value_format="PROTOBUF", topic=topic)
+    read = SerdeSpec.of({"ID": "INT", "D": "ARRAY<DECIMAL(4, 2)>", "N": "INT"}, key=["ID"], value_format="PROTOBUF",
+                        topic=topic)
+    with pytest.raises(DecodeError, match="D"):  # not the string's characters read as decimals
+        decode(read, None, encode_value(written, {"D": "15", "N": 1}), 0)
+
+
 @pytest.mark.parametrize("window, bounds", [("TIME", (1000, 6000)), ("SESSION", (1000, 3000))])
 def test_a_windowed_key_keeps_its_bounds_after_the_registry_framing(schema_registry, window, bounds):
     spec = SerdeSpec.of({"ID": "INT", "V": "BIGINT"}, key=["ID"], key_format="AVRO", value_format="JSON",
